@@ -1,0 +1,77 @@
+"""The graph for puzzle 22 (written for you: the puzzle is the kernel).
+
+One custom op, "layernorm_linear_backward", takes the forward inputs and the
+gradient of the loss with respect to the forward output, and returns the
+forward output together with the five gradients.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from max.driver import Device
+from max.dtype import DType
+from max.engine import InferenceSession, Model
+from max.graph import DeviceRef, Graph, TensorType, ops
+
+OP_NAME = "layernorm_linear_backward"
+
+
+def load(
+    session: InferenceSession,
+    device: Device,
+    kernels: Path,
+    *,
+    batch: int,
+    seq: int,
+    hidden: int,
+    out: int,
+) -> Model:
+    """Build the graph for one shape and load it on `device`."""
+    ref = DeviceRef.from_device(device)
+
+    def tensor(*shape: int) -> TensorType:
+        return TensorType(DType.float32, shape=list(shape), device=ref)
+
+    # Inputs, in the order the workbook feeds them:
+    # x, ln_weight, ln_bias, weight, bias, grad_output.
+    input_types = [
+        tensor(batch, seq, hidden),
+        tensor(hidden),
+        tensor(hidden),
+        tensor(out, hidden),
+        tensor(out),
+        tensor(batch, seq, out),
+    ]
+    # Outputs, in the order the op's execute lists them:
+    # output, grad_input, grad_ln_weight, grad_ln_bias, grad_weight, grad_bias.
+    out_types = [
+        tensor(batch, seq, out),
+        tensor(batch, seq, hidden),
+        tensor(hidden),
+        tensor(hidden),
+        tensor(out, hidden),
+        tensor(out),
+    ]
+    with Graph(
+        f"layernorm_linear_backward_{batch}x{seq}x{hidden}x{out}",
+        input_types=input_types,
+        custom_extensions=[kernels],
+    ) as graph:
+        results = ops.custom(
+            name=OP_NAME,
+            device=ref,
+            values=list(graph.inputs),
+            out_types=out_types,
+            # The sizes reach the Mojo op as compile-time parameters: the op
+            # is compiled once per shape, and the kernel must use them.
+            parameters={
+                "batch": batch,
+                "seq": seq,
+                "hidden": hidden,
+                "out_dim": out,
+                "dtype": DType.float32,
+            },
+        )
+        graph.output(*results)
+    return session.load(graph)

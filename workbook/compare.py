@@ -1,0 +1,84 @@
+"""Comparing a device's outputs with the reference.
+
+An element passes when |got - expected| <= atol + rtol * |expected| (NumPy's
+isclose rule, in float64). NaN and Inf never pass, whatever the reference
+says. Repeated runs of the same case must agree bit for bit: when they don't,
+the kernel has a race, and the case fails with that reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .catalog import Part
+from .results import CaseResult, OutputCheck
+
+FIRST_VALUES = 6
+MAP_CELLS = 256  # larger outputs are summarised: each cell stands for a run of elements
+
+
+def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> OutputCheck:
+    exp = np.asarray(expected, dtype=np.float64)
+    g = np.asarray(got, dtype=np.float64)
+    if g.shape != exp.shape:
+        if g.size == exp.size:
+            g = g.reshape(exp.shape)
+        else:
+            return OutputCheck(name, list(g.shape), None, None, exp.size, exp.size, 0, 0, False,
+                               [], _first(exp), [3] * min(exp.size, MAP_CELLS))
+    finite = np.isfinite(g)
+    abs_err = np.where(finite, np.abs(g - exp), np.inf)
+    allowed = atol + rtol * np.abs(exp)
+    ok = finite & (abs_err <= allowed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_err = np.where(finite, abs_err / np.maximum(np.abs(exp), np.finfo(np.float64).tiny), np.inf)
+    # 0 ok, 1 within tolerance but using over half of it, 2 wrong, 3 NaN or Inf.
+    cells = np.where(~finite, 3, np.where(~ok, 2, np.where(abs_err > allowed / 2, 1, 0)))
+    return OutputCheck(
+        name=name,
+        shape=list(exp.shape),
+        max_abs_error=_finite_max(abs_err, finite),
+        max_rel_error=_finite_max(rel_err, finite),
+        mismatches=int((~ok).sum()),
+        size=int(exp.size),
+        nan_count=int(np.isnan(g).sum()),
+        inf_count=int(np.isinf(g).sum()),
+        passed=bool(ok.all()),
+        first_got=_first(g),
+        first_expected=_first(exp),
+        error_map=_downsample(cells.ravel()),
+    )
+
+
+def check_case(case: dict, part: Part, runs: list[list[np.ndarray]], expected: dict[str, np.ndarray],
+               invariants) -> CaseResult:
+    """Compare the first run with the reference; every repeat must equal the first."""
+    first = runs[0]
+    outputs = [check_output(name, first[k], expected[name], part.atol, part.rtol)
+               for k, name in enumerate(part.outputs)]
+    racy = any(
+        not np.array_equal(first[k], later[k], equal_nan=True)
+        for later in runs[1:] for k in range(len(part.outputs))
+    )
+    named = {name: first[k] for k, name in enumerate(part.outputs)}
+    checks = [(label, bool(ok), detail) for label, ok, detail in (invariants(case, named) if invariants else [])]
+    passed = all(o.passed for o in outputs) and not racy and all(ok for _, ok, _ in checks)
+    return CaseResult(case["name"], case["params"], outputs, checks, racy, passed)
+
+
+def _finite_max(values: np.ndarray, finite: np.ndarray) -> float | None:
+    if not finite.any():
+        return None
+    return float(values[finite].max())
+
+
+def _first(values: np.ndarray) -> list[float]:
+    return [float(v) for v in np.asarray(values).ravel()[:FIRST_VALUES]]
+
+
+def _downsample(cells: np.ndarray) -> list[int]:
+    """At most MAP_CELLS cells; each keeps the worst of the elements it stands for."""
+    if cells.size <= MAP_CELLS:
+        return [int(c) for c in cells]
+    edges = np.linspace(0, cells.size, MAP_CELLS + 1).astype(int)
+    return [int(cells[a:b].max()) for a, b in zip(edges[:-1], edges[1:])]

@@ -1,0 +1,80 @@
+"""Turns compiler output into a few diagnostics that point at the learner's lines.
+
+The Mojo compiler prints `file:line:col: error: message`, followed by notes
+that often reach deep into the standard library. A learner needs the first
+errors in their own files, with the source lines around them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .results import Diagnostic
+
+LINE = re.compile(r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+): (?P<kind>error|warning|note): (?P<msg>.*)$")
+MAX_DIAGNOSTICS = 5
+MAX_NOTES = 2
+NOISE = ("Crashpad", "failed to parse the provided Mojo source module", "MODULAR_DEBUG")
+
+
+def parse(output: str, path_map: dict[str, Path], root: Path) -> list[Diagnostic]:
+    """Errors from `output`, with build paths mapped back to the files the learner edits.
+
+    `path_map` maps a path as the compiler printed it (absolute or relative to
+    the build folder) to the real file. Errors in the learner's files come first."""
+    found: list[tuple[bool, Diagnostic]] = []  # (in a learner file, diagnostic)
+    seen: set[tuple[str, int, str]] = set()
+    current: Diagnostic | None = None
+    for line in output.splitlines():
+        m = LINE.match(line.strip())
+        if not m:
+            continue
+        kind = m["kind"]
+        real = _lookup(m["file"], path_map)
+        if kind == "error":
+            shown = _display(real, root) if real else m["file"]
+            key = (shown, int(m["line"]), m["msg"])
+            if key in seen:
+                current = None
+                continue
+            seen.add(key)
+            current = Diagnostic(shown, int(m["line"]), int(m["col"]), m["msg"].strip())
+            current.source = _context(real, int(m["line"])) if real else []
+            found.append((real is not None, current))
+        elif kind == "note" and current is not None and len(current.notes) < MAX_NOTES:
+            where = _display(real, root) if real else Path(m["file"]).name
+            current.notes.append(f"{where}:{m['line']}: {m['msg'].strip()}")
+    found.sort(key=lambda pair: not pair[0])  # stable: the learner's errors first, in order
+    return [d for _, d in found[:MAX_DIAGNOSTICS]]
+
+
+def tail(output: str, lines: int = 25) -> str:
+    """The end of a compiler's output without its noise, for errors no pattern matched."""
+    kept = [line for line in output.splitlines() if line.strip() and not any(n in line for n in NOISE)]
+    return "\n".join(kept[-lines:])
+
+
+def _lookup(printed: str, path_map: dict[str, Path]) -> Path | None:
+    if printed in path_map:
+        return path_map[printed]
+    for key, real in path_map.items():
+        if printed.endswith("/" + key) or key.endswith("/" + printed):
+            return real
+    return None
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _context(path: Path, line: int, around: int = 2) -> list[tuple[int, str]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    start, stop = max(1, line - around), min(len(lines), line + around)
+    return [(n, lines[n - 1]) for n in range(start, stop + 1)]

@@ -1,0 +1,167 @@
+"""One puzzle, end to end: manifest → build → run per device → compare → result.
+
+Nothing here prints: the result is plain data for report.py to render.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+import numpy as np
+
+from . import build, compare, runner, skeleton, toolchain
+from .catalog import Part, Puzzle
+from .results import DeviceResult, PartResult, PuzzleResult, Status, worst
+
+
+@dataclass
+class Options:
+    solutions: bool = False  # use the reference solutions instead of the learner's files
+    part: str | None = None  # run only this part
+    seed: int | None = None  # input cases are fresh each run unless a seed is given
+    force: bool = False  # run an untouched skeleton anyway (tests and authors)
+
+
+def is_untouched(puzzle: Puzzle) -> bool:
+    """True when every learner file is still exactly the skeleton."""
+    for learner, solution in zip(puzzle.learner_files(), puzzle.solution_files()):
+        try:
+            if learner.read_text(encoding="utf-8") != skeleton.derive_skeleton(solution.read_text(encoding="utf-8")):
+                return False
+        except (OSError, skeleton.MarkerError):
+            return False
+    return True
+
+
+def load_reference(puzzle: Puzzle):
+    path = puzzle.dir / puzzle.reference
+    spec = importlib.util.spec_from_file_location(f"workbook_reference_{puzzle.id}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def gpu_gate(puzzle: Puzzle, gpu: toolchain.Gpu | None) -> str:
+    """Why this GPU can't run the puzzle, or "" when it can (or there is no GPU)."""
+    if gpu is None:
+        return ""
+    needs = puzzle.gpu
+    if needs.vendor and gpu.vendor not in ("unknown", needs.vendor):
+        return f"needs a {needs.vendor} GPU; this one is {gpu.vendor}"
+    cc = gpu.compute_capability
+    if needs.min_compute_capability and cc is not None and cc < needs.min_compute_capability:
+        return f"needs compute capability {needs.min_compute_capability} or newer; {gpu.name} has {cc}"
+    return ""
+
+
+def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
+    start = time.perf_counter()
+    seed = options.seed if options.seed is not None else random.randrange(2**31)
+    result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.PASS, seed=seed, solutions=options.solutions)
+    parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
+
+    if not options.solutions and not options.force and is_untouched(puzzle):
+        result.status = Status.NOT_STARTED
+        result.message = "not_started"
+        return result
+
+    ws = build.prepare(puzzle, options.solutions)
+    compiled = build.precompile(ws)
+    if not compiled.ok:
+        return _compile_failed(result, compiled, parts, start)
+
+    gpu = toolchain.gpu()
+    gate = gpu_gate(puzzle, gpu)
+    reference = load_reference(puzzle)
+    rng = np.random.default_rng(seed)
+    need_probe = any("gpu" in p.devices for p in parts) and (gpu is None or gate)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        probe_future = pool.submit(build.probe, ws) if need_probe else None
+        planned = []  # (part, cases, {device: DeviceRun or None})
+        for part in parts:
+            cases = reference.cases(rng, part.id)
+            runs = {}
+            for device in part.devices:
+                runnable = device == "cpu" or (gpu is not None and not gate)
+                repeats = puzzle.repeats if device == "gpu" else 1
+                runs[device] = runner.DeviceRun(ws, part, device, cases, repeats) if runnable else None
+            planned.append((part, cases, runs))
+        probe = probe_future.result() if probe_future else None
+        if probe is not None and not probe.ok:
+            for _, _, runs in planned:
+                for run in runs.values():
+                    if run:
+                        run.cancel()
+            return _compile_failed(result, probe, parts, start)
+        for part, cases, runs in planned:
+            devices = {d: _device_result(d, run, part, cases, reference, gpu, gate) for d, run in runs.items()}
+            result.parts.append(PartResult(part.id, _part_status(devices), devices, part.atol, part.rtol))
+
+    result.status = _puzzle_status([p.status for p in result.parts])
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _compile_failed(result: PuzzleResult, compiled: build.CompileResult, parts: list[Part], start: float) -> PuzzleResult:
+    result.status = Status.COMPILE_ERROR
+    result.diagnostics = compiled.diagnostics
+    result.compiler_output = "" if compiled.diagnostics else compiled.output
+    for part in parts:
+        devices = {d: DeviceResult(d, Status.NOT_RUN, "compile error") for d in part.devices}
+        result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _device_result(device: str, run: runner.DeviceRun | None, part: Part, cases: list[dict],
+                   reference, gpu: toolchain.Gpu | None, gate: str) -> DeviceResult:
+    if run is None:
+        if gate:
+            return DeviceResult(device, Status.SKIPPED, gate, device_name=gpu.name if gpu else "")
+        target = toolchain.gpu_target()
+        return DeviceResult(device, Status.COMPILED,
+                            f"no GPU here: the GPU kernels compiled for {target} but were not run")
+    raw = run.collect()
+    name = (gpu.name if gpu else "GPU") if device == "gpu" else "CPU"
+    if raw.status != "ok":
+        status = {"compile_error": Status.COMPILE_ERROR, "timeout": Status.TIMEOUT}.get(raw.status, Status.CRASH)
+        return DeviceResult(device, status, raw.message, seconds=raw.seconds, device_name=name)
+    invariants = getattr(reference, "invariants", None)
+    checked = []
+    for index, case in enumerate(cases):
+        expected = reference.expected(case, part.id)
+        inv = (lambda c, outs, p=part.id: invariants(c, outs, p)) if invariants else None
+        checked.append(compare.check_case(case, part, raw.outputs[index], expected, inv))
+    errors = [o for c in checked for o in c.outputs]
+    abs_errs = [o.max_abs_error for o in errors if o.max_abs_error is not None]
+    rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
+    racy = any(c.nondeterministic for c in checked)
+    passed = all(c.passed for c in checked)
+    reason = ""
+    if racy:
+        reason = "repeated runs gave different results: a race (a missing barrier?)"
+    elif any(o.nan_count or o.inf_count for o in errors):
+        reason = "NaN or Inf in the output: elements never written, or an overflow"
+    return DeviceResult(
+        device, Status.PASS if passed else Status.FAIL, reason,
+        max(abs_errs) if abs_errs else None, max(rel_errs) if rel_errs else None,
+        checked, run.repeats, raw.seconds, name,
+    )
+
+
+def _part_status(devices: dict[str, DeviceResult]) -> Status:
+    return _puzzle_status([d.status for d in devices.values()])
+
+
+def _puzzle_status(statuses: list[Status]) -> Status:
+    """Passes when every device that ran passed and every GPU kernel compiled;
+    `compiled` when nothing here could run it but it all compiled."""
+    ran = [s for s in statuses if s not in (Status.COMPILED, Status.SKIPPED, Status.NOT_RUN)]
+    if not ran:
+        return Status.COMPILED if statuses else Status.NOT_RUN
+    return worst(ran)
+

@@ -1,0 +1,154 @@
+"""Plain result records: computed once, rendered by report.py (Rich) or as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+
+class Status(str, Enum):
+    """Statuses of a puzzle, a part or a device run, as the JSON report names them."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_STARTED = "not_started"
+    COMPILE_ERROR = "compile_error"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    NOT_RUN = "not_run"  # this device could not run it: see `reason`
+    COMPILED = "compiled"  # a GPU kernel compiled for a GPU target, with no GPU to run it
+    SKIPPED = "skipped"  # the GPU here lacks a capability the puzzle needs
+
+
+# Worst first: a puzzle's status is the worst of its parts' statuses.
+SEVERITY = [
+    Status.COMPILE_ERROR,
+    Status.CRASH,
+    Status.TIMEOUT,
+    Status.FAIL,
+    Status.NOT_STARTED,
+    Status.NOT_RUN,
+    Status.SKIPPED,
+    Status.COMPILED,
+    Status.PASS,
+]
+
+
+def worst(statuses: list[Status]) -> Status:
+    return min(statuses, key=SEVERITY.index) if statuses else Status.NOT_RUN
+
+
+@dataclass
+class Diagnostic:
+    """One compiler error, pointed at the learner's file where possible."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+    source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OutputCheck:
+    """How one output of one case compared with the reference."""
+
+    name: str
+    shape: list[int]
+    max_abs_error: float | None
+    max_rel_error: float | None
+    mismatches: int
+    size: int
+    nan_count: int
+    inf_count: int
+    passed: bool
+    first_got: list[float]
+    first_expected: list[float]
+    # Per element: 0 ok, 1 close to the tolerance, 2 wrong, 3 NaN/Inf (for the error map).
+    error_map: list[int]
+
+
+@dataclass
+class CaseResult:
+    name: str
+    params: dict
+    outputs: list[OutputCheck]
+    invariants: list[tuple[str, bool, str]]
+    nondeterministic: bool = False  # repeated runs disagreed: a race
+    passed: bool = False
+
+
+@dataclass
+class DeviceResult:
+    device: str  # "cpu" or "gpu"
+    status: Status
+    reason: str = ""  # why not_run / skipped / crash / timeout, in words
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    cases: list[CaseResult] = field(default_factory=list)
+    repeats: int = 1
+    seconds: float = 0.0
+    device_name: str = ""
+
+
+@dataclass
+class PartResult:
+    id: str
+    status: Status
+    devices: dict[str, DeviceResult]
+    atol: float
+    rtol: float
+
+
+@dataclass
+class PuzzleResult:
+    id: str
+    title: str
+    status: Status
+    parts: list[PartResult] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    compiler_output: str = ""  # raw compiler text when no diagnostic could be parsed
+    seed: int = 0
+    solutions: bool = False
+    seconds: float = 0.0
+    message: str = ""  # a sentence for statuses with no parts (not_started, compile_error)
+
+    @property
+    def devices(self) -> dict[str, DeviceResult]:
+        """Per device, over all parts: the worst status and the largest error."""
+        merged: dict[str, DeviceResult] = {}
+        for part in self.parts:
+            for name, result in part.devices.items():
+                if name not in merged:
+                    merged[name] = DeviceResult(name, result.status, result.reason,
+                                                result.max_abs_error, result.max_rel_error,
+                                                device_name=result.device_name)
+                    continue
+                m = merged[name]
+                m.status = worst([m.status, result.status])
+                m.reason = m.reason or result.reason
+                m.max_abs_error = _max(m.max_abs_error, result.max_abs_error)
+                m.max_rel_error = _max(m.max_rel_error, result.max_rel_error)
+        return merged
+
+
+def _max(a: float | None, b: float | None) -> float | None:
+    values = [v for v in (a, b) if v is not None]
+    return max(values) if values else None
+
+
+def to_dict(result: PuzzleResult) -> dict:
+    """The JSON form of a puzzle result (the `--json` schema)."""
+    data = asdict(result)
+    data["status"] = result.status.value
+    data["devices"] = {
+        name: {k: (v.value if isinstance(v, Status) else v)
+               for k, v in asdict(d).items() if k not in ("cases", "repeats", "seconds")}
+        for name, d in result.devices.items()
+    }
+    for part, raw in zip(result.parts, data["parts"]):
+        raw["status"] = part.status.value
+        for name, dev in part.devices.items():
+            raw["devices"][name]["status"] = dev.status.value
+    return data

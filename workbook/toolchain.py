@@ -1,0 +1,125 @@
+"""What this machine offers: the Mojo compiler, the MAX version, a GPU or not.
+
+Everything here is looked up once per command and cached in the process.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+PINNED = {"mojo": "1.2.0", "max": "26.7.0"}
+# The GPU target that kernels are compiled for when no GPU is here to ask.
+DEFAULT_GPU_TARGET = "sm_90"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    driver: str
+    compute_capability: float | None
+    vendor: str = "nvidia"
+
+    @property
+    def target(self) -> str:
+        cc = self.compute_capability
+        return f"sm_{int(round(cc * 10))}" if cc else DEFAULT_GPU_TARGET
+
+
+def mojo_binary() -> Path | None:
+    """The `mojo` next to this Python (the virtual environment's), else on PATH."""
+    beside = Path(sys.executable).parent / "mojo"
+    if beside.exists():
+        return beside
+    found = shutil.which("mojo")
+    return Path(found) if found else None
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def mojo_version() -> str | None:
+    binary = mojo_binary()
+    if binary is None:
+        return None
+    try:
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = out.stdout.split()
+    return words[1] if len(words) > 1 and words[0] == "Mojo" else None
+
+
+def toolchain_id() -> str:
+    """Part of every cache key: artifacts of another toolchain are never reused."""
+    return f"mojo={package_version('mojo')};max={package_version('max')};py={sys.version_info[:2]}"
+
+
+@functools.lru_cache(maxsize=1)
+def gpu() -> Gpu | None:
+    """The GPU that MAX can use, or None. WORKBOOK_NO_GPU=1 pretends there is none."""
+    if os.environ.get("WORKBOOK_NO_GPU") == "1":
+        return None
+    try:
+        from max.driver import accelerator_count
+
+        if accelerator_count() == 0:
+            return None
+    except Exception:  # noqa: BLE001 - any failure to reach a GPU means "no GPU"
+        return None
+    return _nvidia_details() or Gpu(name="GPU", driver="?", compute_capability=None, vendor="unknown")
+
+
+def _nvidia_details() -> Gpu | None:
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
+    fields = [f.strip() for f in line.split(",")]
+    if len(fields) < 3:
+        return None
+    try:
+        cc = float(fields[2])
+    except ValueError:
+        cc = None
+    return Gpu(name=fields[0], driver=fields[1], compute_capability=cc)
+
+
+def gpu_target() -> str:
+    """The accelerator that GPU kernels are compiled for: WORKBOOK_GPU_TARGET, this GPU, or sm_90."""
+    env = os.environ.get("WORKBOOK_GPU_TARGET")
+    if env:
+        return env
+    found = gpu()
+    return found.target if found else DEFAULT_GPU_TARGET
+
+
+def cache_dir() -> Path:
+    """Where compiled artifacts live: WORKBOOK_CACHE, else ~/.cache/workbook."""
+    env = os.environ.get("WORKBOOK_CACHE")
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "workbook"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def max_cache_dir() -> Path:
+    """Where MAX keeps its compiled graphs (it manages this one itself)."""
+    return Path(os.environ.get("MODULAR_CACHE_DIR", Path.home() / ".cache" / "modular"))
