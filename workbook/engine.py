@@ -65,7 +65,9 @@ def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
 
     if not options.solutions and not options.force and is_untouched(puzzle):
         result.status = Status.NOT_STARTED
-        result.message = "not_started"
+        for part in parts:
+            devices = {d: DeviceResult(d, Status.NOT_RUN, "the skeleton is untouched") for d in part.devices}
+            result.parts.append(PartResult(part.id, Status.NOT_STARTED, devices, part.atol, part.rtol))
         return result
 
     ws = build.prepare(puzzle, options.solutions)
@@ -157,7 +159,7 @@ def _part_status(devices: dict[str, DeviceResult]) -> Status:
     return _puzzle_status([d.status for d in devices.values()])
 
 
-def _puzzle_status(statuses: list[Status]) -> Status:
+def _puzzle_status(statuses: list[Status]) -> Status:  # noqa: D401
     """Passes when every device that ran passed and every GPU kernel compiled;
     `compiled` when nothing here could run it but it all compiled."""
     ran = [s for s in statuses if s not in (Status.COMPILED, Status.SKIPPED, Status.NOT_RUN)]

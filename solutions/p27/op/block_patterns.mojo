@@ -62,7 +62,7 @@ def block_dot_kernel(
     # FILL IN: each thread multiplies its pair a[i] * b[i]; one call to
     # block.sum (broadcast=False: only thread 0 needs the total) adds the
     # 128 products; thread 0 writes the total to dot[0]. (about 5 lines)
-    #| pass
+    #| _ = i
     var product = a[i][0] * b[i][0]
     # Every thread calls block.sum, even though only thread 0 will use the
     # result: the primitive needs the whole block to take part.

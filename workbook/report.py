@@ -1,0 +1,204 @@
+"""Rendering results with Rich. Computing happens elsewhere: this module only draws.
+
+`--json` and this view are two renderings of the same PuzzleResult.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from .i18n import t
+from .results import CaseResult, DeviceResult, OutputCheck, PartResult, PuzzleResult, Status
+
+STYLE = {
+    Status.PASS: "bold green",
+    Status.FAIL: "bold red",
+    Status.COMPILE_ERROR: "bold red",
+    Status.CRASH: "bold red",
+    Status.TIMEOUT: "bold red",
+    Status.NOT_STARTED: "bold yellow",
+    Status.NOT_RUN: "dim",
+    Status.SKIPPED: "yellow",
+    Status.COMPILED: "cyan",
+}
+ICON = {
+    Status.PASS: "✔", Status.FAIL: "✘", Status.COMPILE_ERROR: "✘", Status.CRASH: "✘",
+    Status.TIMEOUT: "⏱", Status.NOT_STARTED: "…", Status.NOT_RUN: "–", Status.SKIPPED: "–",
+    Status.COMPILED: "◆",
+}
+# Error map cells: ok, close to the tolerance, wrong, NaN/Inf.
+CELL = [("■", "green"), ("■", "yellow"), ("■", "red"), ("■", "magenta")]
+MAP_WIDTH = 32
+
+
+def badge(status: Status) -> Text:
+    return Text(f"{ICON[status]} {t('status.' + status.value)}", style=STYLE[status])
+
+
+def fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2e}"
+
+
+def device_label(device: str) -> str:
+    return t("device." + device)
+
+
+def render_result(console: Console, result: PuzzleResult, title: str) -> None:
+    """The full report of `workbook run`."""
+    head = Text.assemble((f"{result.id}  ", "bold"), (title, "bold"), "   ", badge(result.status))
+    sub = t("report.seed", seed=result.seed)
+    if result.solutions:
+        sub += "   " + t("report.using_solutions")
+    console.print(Panel(Group(head, Text(sub, style="dim")), box=box.ROUNDED, expand=True))
+    if result.status == Status.NOT_STARTED:
+        console.print(t("report.not_started", id=result.id))
+        return
+    if result.diagnostics or result.compiler_output:
+        render_diagnostics(console, result)
+    for part in result.parts:
+        render_part(console, result, part)
+    console.print(Text(t("report.total_time", seconds=f"{result.seconds:.1f}"), style="dim"))
+
+
+def render_diagnostics(console: Console, result: PuzzleResult) -> None:
+    console.print(Text(t("report.compile_failed"), style="bold red"))
+    for diag in result.diagnostics:
+        console.print(Text.assemble((f"{diag.file}:{diag.line}:{diag.column}", "bold"), ": ",
+                                    (diag.message, "red")))
+        if diag.source:
+            lexer = "python" if diag.file.endswith(".py") else "mojo"
+            first = diag.source[0][0]
+            code = "\n".join(text for _, text in diag.source)
+            syntax = Syntax(code, lexer, line_numbers=True, start_line=first,
+                            highlight_lines={diag.line}, theme="ansi_dark", word_wrap=True)
+            console.print(syntax)
+            pointer = " " * (len(str(diag.source[-1][0])) + 3 + max(diag.column - 1, 0)) + "^"
+            console.print(Text(pointer, style="bold red"))
+        for note in diag.notes:
+            console.print(Text("  " + t("report.note") + ": " + note, style="dim"))
+    if result.compiler_output:
+        console.print(Panel(result.compiler_output, title=t("report.compiler_output"), border_style="red"))
+
+
+def render_part(console: Console, result: PuzzleResult, part: PartResult) -> None:
+    if len(result.parts) > 1:
+        console.rule(Text.assemble(t("report.part") + f" {part.id}  ", badge(part.status)))
+    for device in part.devices.values():
+        render_device(console, part, device)
+
+
+def render_device(console: Console, part: PartResult, dev: DeviceResult) -> None:
+    name = device_label(dev.device) + (f" ({dev.device_name})" if dev.device_name not in ("", "CPU") else "")
+    line = Text.assemble((f"{name}  ", "bold"), badge(dev.status))
+    if dev.status in (Status.PASS, Status.FAIL):
+        line.append("   " + t("report.errors", abs=fmt(dev.max_abs_error), rel=fmt(dev.max_rel_error)))
+        line.append("   " + t("report.tolerance", atol=f"{part.atol:g}", rtol=f"{part.rtol:g}"), style="dim")
+    console.print(line)
+    if dev.status == Status.COMPILED:
+        console.print(Text("  " + t("report.gpu_not_run", reason=dev.reason), style="cyan"))
+        return
+    if dev.status in (Status.NOT_RUN, Status.SKIPPED):
+        console.print(Text("  " + dev.reason, style="dim"))
+        return
+    if dev.status == Status.COMPILE_ERROR:
+        console.print(Panel(dev.reason[-3000:], title=t("report.compiler_output"), border_style="red"))
+        return
+    if dev.status in (Status.CRASH, Status.TIMEOUT):
+        console.print(Panel(dev.reason[-3000:], title=t("status." + dev.status.value), border_style="red"))
+        return
+    console.print(cases_table(dev))
+    if dev.repeats > 1:
+        console.print(Text("  " + t("report.repeats", n=dev.repeats), style="dim"))
+    if dev.reason:
+        console.print(Text("  " + dev.reason, style="bold red"))
+    failing = next((c for c in dev.cases if not c.passed), None)
+    if failing is not None:
+        render_case_detail(console, failing)
+
+
+def cases_table(dev: DeviceResult) -> Table:
+    table = Table(box=box.SIMPLE_HEAVY, pad_edge=False, show_edge=False)
+    table.add_column(t("report.col.case"))
+    table.add_column(t("report.col.status"))
+    table.add_column(t("report.col.output"))
+    table.add_column(t("report.col.max_abs"), justify="right")
+    table.add_column(t("report.col.max_rel"), justify="right")
+    table.add_column(t("report.col.mismatches"), justify="right")
+    table.add_column(t("report.col.invariants"))
+    for case in dev.cases:
+        status = Status.PASS if case.passed else Status.FAIL
+        invariants = Text()
+        for label, ok, detail in case.invariants:
+            invariants.append(("✔ " if ok else "✘ ") + f"{label} ({detail})  ", style="green" if ok else "red")
+        if case.nondeterministic:
+            invariants.append(t("report.race"), style="bold red")
+        for k, out in enumerate(case.outputs):
+            table.add_row(
+                case.name if k == 0 else "", badge(status) if k == 0 else "",
+                out.name, fmt(out.max_abs_error), fmt(out.max_rel_error),
+                Text(f"{out.mismatches}/{out.size}", style="red" if out.mismatches else ""),
+                invariants if k == 0 else "",
+            )
+    return table
+
+
+def error_map(out: OutputCheck) -> Text:
+    """One cell per element (or per run of elements): where the errors are, at a glance."""
+    text = Text()
+    per_cell = max(1, -(-out.size // len(out.error_map))) if out.error_map else 1
+    for row in range(0, len(out.error_map), MAP_WIDTH):
+        text.append(f"  {row * per_cell:>6} ", style="dim")
+        for cell in out.error_map[row:row + MAP_WIDTH]:
+            glyph, style = CELL[cell]
+            text.append(glyph + " ", style=style)
+        text.append("\n")
+    text.append("         ")
+    for (glyph, style), key in zip(CELL, ("ok", "close", "wrong", "nan")):
+        text.append(glyph, style=style)
+        text.append(" " + t("report.map." + key) + "   ", style="dim")
+    if per_cell > 1:
+        text.append(t("report.map.per_cell", n=per_cell), style="dim")
+    return text
+
+
+def render_case_detail(console: Console, case: CaseResult) -> None:
+    for out in case.outputs:
+        if out.passed:
+            continue
+        console.print(Text.assemble(("  " + t("report.first_failure", case=case.name, output=out.name), "bold"),
+                                    ("  " + t("report.shape", shape="×".join(map(str, out.shape))), "dim")))
+        if out.nan_count or out.inf_count:
+            console.print(Text("  " + t("report.nan_inf", nan=out.nan_count, inf=out.inf_count), style="magenta"))
+        console.print(error_map(out))
+        values = Table(box=box.MINIMAL, show_edge=False, pad_edge=False)
+        values.add_column(t("report.col.index"), justify="right", style="dim")
+        values.add_column(t("report.col.got"), justify="right")
+        values.add_column(t("report.col.expected"), justify="right")
+        for i, (g, e) in enumerate(zip(out.first_got, out.first_expected)):
+            values.add_row(str(i), f"{g:.6g}", f"{e:.6g}")
+        console.print(values)
+        return  # one output in detail is enough; the table lists the rest
+
+
+def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
+    """The terse table of `workbook check`."""
+    table = Table(box=box.ROUNDED)
+    table.add_column(t("report.col.puzzle"))
+    table.add_column(t("report.col.title"))
+    table.add_column(t("report.col.status"))
+    table.add_column(device_label("cpu"))
+    table.add_column(device_label("gpu"))
+    table.add_column(t("report.col.max_abs"), justify="right")
+    table.add_column(t("report.col.time"), justify="right")
+    for r in results:
+        devices = r.devices
+        cells = [badge(devices[d].status) if d in devices else Text("—", style="dim") for d in ("cpu", "gpu")]
+        errors = [d.max_abs_error for d in devices.values() if d.max_abs_error is not None]
+        table.add_row(r.id, titles.get(r.id, r.title), badge(r.status), *cells,
+                      fmt(max(errors)) if errors else "—", f"{r.seconds:.1f}s")
+    return table
