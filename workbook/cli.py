@@ -50,6 +50,8 @@ def main_options(
         from .commands.common import fail
 
         fail(t("error.bad_lang", lang=lang))
+    if lang is not None:
+        i18n.set_language(lang)
 
 
 @app.command("list", help=t("help.list"))

@@ -22,29 +22,40 @@ def parse(output: str, path_map: dict[str, Path], root: Path) -> list[Diagnostic
     """Errors from `output`, with build paths mapped back to the files the learner edits.
 
     `path_map` maps a path as the compiler printed it (absolute or relative to
-    the build folder) to the real file. Errors in the learner's files come first."""
-    found: list[tuple[bool, Diagnostic]] = []  # (in a learner file, diagnostic)
-    seen: set[tuple[str, int, str]] = set()
-    current: Diagnostic | None = None
+    the build folder) to the real file. An error reported outside the learner's
+    files (an instantiation that failed deep in a library) is moved to the last
+    of its notes that points into them, with the root cause as its message.
+    Errors in the learner's files come first."""
+    blocks: list[list[tuple[str, Path | None, int, int, str]]] = []  # error + its notes
     for line in output.splitlines():
         m = LINE.match(line.strip())
         if not m:
             continue
-        kind = m["kind"]
-        real = _lookup(m["file"], path_map)
-        if kind == "error":
-            shown = _display(real, root) if real else m["file"]
-            key = (shown, int(m["line"]), m["msg"])
-            if key in seen:
-                current = None
-                continue
-            seen.add(key)
-            current = Diagnostic(shown, int(m["line"]), int(m["col"]), m["msg"].strip())
-            current.source = _context(real, int(m["line"])) if real else []
-            found.append((real is not None, current))
-        elif kind == "note" and current is not None and len(current.notes) < MAX_NOTES:
-            where = _display(real, root) if real else Path(m["file"]).name
-            current.notes.append(f"{where}:{m['line']}: {m['msg'].strip()}")
+        entry = (m["file"], _lookup(m["file"], path_map), int(m["line"]), int(m["col"]), m["msg"].strip())
+        if m["kind"] == "error":
+            blocks.append([entry])
+        elif m["kind"] == "note" and blocks:
+            blocks[-1].append(entry)
+    found: list[tuple[bool, Diagnostic]] = []  # (in a learner file, diagnostic)
+    seen: set[tuple[str, int, str]] = set()
+    for block in blocks:
+        printed, real, line, col, message = block[0]
+        notes = block[1:]
+        if real is None:
+            mine = [n for n in notes if n[1] is not None]
+            if mine:
+                _, real, line, col, _ = mine[-1]
+                message = f"{message}: {notes[-1][4]}" if notes[-1] is not mine[-1] else message
+        shown = _display(real, root) if real else printed
+        key = (shown, line, message)
+        if key in seen:
+            continue
+        seen.add(key)
+        diag = Diagnostic(shown, line, col, message, _context(real, line) if real else [])
+        for n_printed, n_real, n_line, _, n_message in notes[-MAX_NOTES:]:
+            where = _display(n_real, root) if n_real else Path(n_printed).name
+            diag.notes.append(f"{where}:{n_line}: {n_message}")
+        found.append((real is not None, diag))
     found.sort(key=lambda pair: not pair[0])  # stable: the learner's errors first, in order
     return [d for _, d in found[:MAX_DIAGNOSTICS]]
 

@@ -94,10 +94,10 @@ def block_bin_pack_kernel(
     #| var flag = Int32(0)
     #| _ = value
     #| _ = target
-    var bin = Int(floor(value * Scalar[dtype](NUM_BINS)))
+    var value_bin = Int(floor(value * Scalar[dtype](NUM_BINS)))
     # Clamp, so a value at (or rounding onto) an edge still lands in a bin.
-    bin = min(max(bin, 0), NUM_BINS - 1)
-    var flag = Int32(1) if bin == target else Int32(0)
+    value_bin = min(max(value_bin, 0), NUM_BINS - 1)
+    var flag = Int32(1) if value_bin == target else Int32(0)
     # END FILL IN
 
     # FILL IN: step 2, pack the matches. An EXCLUSIVE block.prefix_sum of

@@ -1,0 +1,51 @@
+"""Shared fixtures: a private copy of the workbook per test, and the real toolchain.
+
+Compiled artifacts are cached by content (~/.cache/workbook and MAX's own
+cache), so the same kernel is compiled once per machine, not once per test.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbook import toolchain
+
+REPO = Path(__file__).resolve().parent.parent
+WRONG = REPO / "tests" / "wrong"
+
+
+def has_gpu() -> bool:
+    return toolchain.gpu() is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_gpu():
+        return
+    skip = pytest.mark.skip(reason="needs a GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch) -> Path:
+    """A fresh copy of the puzzles and solutions, used as the workbook folder."""
+    copy = tmp_path / "wb"
+    for name in ("puzzles", "solutions"):
+        shutil.copytree(REPO / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("WORKBOOK_ROOT", str(copy))
+    return copy
+
+
+def put_wrong(root: Path, puzzle: str, variant: str) -> None:
+    """Overwrite the learner's files with a wrong kernel from tests/wrong/."""
+    source = WRONG / puzzle / variant
+    assert source.is_dir(), source
+    shutil.copytree(source, root / "puzzles" / puzzle, dirs_exist_ok=True)
+
+
+def put_solution(root: Path, puzzle: str) -> None:
+    shutil.copytree(root / "solutions" / puzzle, root / "puzzles" / puzzle, dirs_exist_ok=True)
