@@ -49,3 +49,14 @@ def put_wrong(root: Path, puzzle: str, variant: str) -> None:
 
 def put_solution(root: Path, puzzle: str) -> None:
     shutil.copytree(root / "solutions" / puzzle, root / "puzzles" / puzzle, dirs_exist_ok=True)
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    """Tests read English messages unless they ask for Korean."""
+    from workbook import i18n
+
+    monkeypatch.setenv("WORKBOOK_LANG", "en")
+    i18n.set_language("en")
+    yield
+    i18n.set_language("en")

@@ -6,7 +6,6 @@ The language is chosen before the app is built, so help texts are translated too
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -44,7 +43,7 @@ YES = typer.Option(False, "--yes", "-y", help=t("help.opt.yes"))
 
 @app.callback()
 def main_options(
-    lang: Optional[str] = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko"),
+    lang: str | None = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko"),
 ) -> None:
     if lang is not None and lang not in i18n.LANGUAGES:
         from .commands.common import fail
@@ -70,10 +69,10 @@ def show(puzzle: str = PUZZLE) -> None:
 
 @app.command(help=t("help.run"))
 def run(
-    puzzle: Optional[str] = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
-    part: Optional[str] = typer.Option(None, "--part", help=t("help.opt.part")),
+    puzzle: str | None = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
+    part: str | None = typer.Option(None, "--part", help=t("help.opt.part")),
     solutions: bool = SOLUTIONS,
-    seed: Optional[int] = SEED,
+    seed: int | None = SEED,
     as_json: bool = JSON,
 ) -> None:
     from .commands.run import run as run_puzzle
@@ -83,10 +82,10 @@ def run(
 
 @app.command(help=t("help.check"))
 def check(
-    puzzles: Optional[list[str]] = typer.Argument(None, help=t("help.arg.puzzles"), show_default=False),
+    puzzles: list[str] | None = typer.Argument(None, help=t("help.arg.puzzles"), show_default=False),
     every: bool = typer.Option(False, "--all", help=t("help.opt.all")),
     solutions: bool = SOLUTIONS,
-    seed: Optional[int] = SEED,
+    seed: int | None = SEED,
     as_json: bool = JSON,
 ) -> None:
     from .commands.check import check as run_check
@@ -109,7 +108,7 @@ def reveal(
 def hint(
     puzzle: str = PUZZLE,
     show_all: bool = typer.Option(False, "--all", help=t("help.opt.all_hints")),
-    part: Optional[str] = typer.Option(None, "--part", help=t("help.opt.part")),
+    part: str | None = typer.Option(None, "--part", help=t("help.opt.part")),
 ) -> None:
     from .commands.hint import hint as run_hint
 
@@ -132,7 +131,7 @@ def doctor() -> None:
 
 @app.command(help=t("help.backups"))
 def backups(
-    puzzle: Optional[str] = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
+    puzzle: str | None = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
 ) -> None:
     from .commands.backups_ import list_backups
 
@@ -147,7 +146,7 @@ def restore(backup: str = typer.Argument(..., help=t("help.arg.backup"), show_de
 
 
 @author_app.command("sync", help=t("help.author_sync"))
-def author_sync(puzzles: Optional[list[str]] = typer.Argument(None, help=t("help.arg.puzzles"))) -> None:
+def author_sync(puzzles: list[str] | None = typer.Argument(None, help=t("help.arg.puzzles"))) -> None:
     from .commands.author import sync
 
     raise typer.Exit(sync(puzzles or []))

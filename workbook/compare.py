@@ -27,10 +27,10 @@ def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, 
             return OutputCheck(name, list(g.shape), None, None, exp.size, exp.size, 0, 0, False,
                                [], _first(exp), [3] * min(exp.size, MAP_CELLS))
     finite = np.isfinite(g)
-    abs_err = np.where(finite, np.abs(g - exp), np.inf)
     allowed = atol + rtol * np.abs(exp)
-    ok = finite & (abs_err <= allowed)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        abs_err = np.where(finite, np.abs(g - exp), np.inf)
+        ok = finite & (abs_err <= allowed)
         rel_err = np.where(finite, abs_err / np.maximum(np.abs(exp), np.finfo(np.float64).tiny), np.inf)
     # 0 ok, 1 within tolerance but using over half of it, 2 wrong, 3 NaN or Inf.
     cells = np.where(~finite, 3, np.where(~ok, 2, np.where(abs_err > allowed / 2, 1, 0)))

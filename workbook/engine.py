@@ -10,6 +10,7 @@ import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
 import numpy as np
 
 from . import build, compare, runner, skeleton, toolchain
@@ -108,7 +109,8 @@ def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
     return result
 
 
-def _compile_failed(result: PuzzleResult, compiled: build.CompileResult, parts: list[Part], start: float) -> PuzzleResult:
+def _compile_failed(result: PuzzleResult, compiled: build.CompileResult, parts: list[Part],
+                    start: float) -> PuzzleResult:
     result.status = Status.COMPILE_ERROR
     result.diagnostics = compiled.diagnostics
     result.compiler_output = "" if compiled.diagnostics else compiled.output

@@ -41,7 +41,7 @@ def language() -> str:
     return _current
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def catalog(lang: str) -> dict[str, str]:
     return tomllib.loads((LOCALES / f"{lang}.toml").read_text(encoding="utf-8"))
 

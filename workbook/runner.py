@@ -56,8 +56,8 @@ class DeviceRun:
         np.savez(self.dir / "inputs.npz", **arrays)
         request = {
             "workspace": str(ws.dir), "kernels": str(ws.mojoc), "graph": part.graph,
-            "device": device, "inputs": list(part.inputs), "outputs": len(part.outputs), "groups": list(groups.values()),
-            "repeats": repeats,
+            "device": device, "inputs": list(part.inputs), "outputs": len(part.outputs),
+            "groups": list(groups.values()), "repeats": repeats,
         }
         (self.dir / "request.json").write_text(json.dumps(request))
         env = dict(os.environ, PYTHONUNBUFFERED="1")

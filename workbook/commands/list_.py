@@ -32,7 +32,6 @@ def list_puzzles() -> int:
     table = Table(box=None, pad_edge=False)
     table.add_column(t("list.col.id"), style="bold")
     table.add_column(t("list.col.title"))
-    table.add_column(t("list.col.parts"))
     table.add_column(t("list.col.status"))
     table.add_column(t("list.col.hints"), justify="right")
     done = 0.0
@@ -41,8 +40,7 @@ def list_puzzles() -> int:
         gate = engine.gpu_gate(puzzle, gpu)
         label = progress_label(ps, puzzle, gate)
         done += 1.0 if str(label).startswith("✔") else 0.5 if str(label).startswith(("◐", "◆")) else 0.0
-        parts = ", ".join(p.id for p in puzzle.parts)
-        table.add_row(puzzle.id, title(puzzle), parts, label, f"{ps.hints_shown}/{len(puzzle.hints)}")
+        table.add_row(puzzle.id, title(puzzle), label, f"{ps.hints_shown}/{len(puzzle.hints)}")
     console.print(table)
     bar = ProgressBar(total=max(len(puzzles), 1), completed=done, width=40)
     console.print(bar)

@@ -94,107 +94,102 @@ def layernorm_linear_backward_gpu_kernel[
         row_major[hidden]()
     )
 
-    # FILL IN: step 1, the row's statistics. Each thread sums its share of
-    # x[b, s, h] (h = t, t + TPB, ...), block.sum[block_size=TPB](...) adds
-    # the shares of the whole block, and every thread gets the result. First
-    # the mean, then the variance as the mean of (x - mean)^2 (a second pass
-    # keeps digits that E[x^2] - mean^2 would cancel away), then
-    # inv_std = 1 / sqrt(var + EPS). (about 12 lines)
+    # Step 1, the row's statistics. Each thread sums its share of the row,
+    # x[b, s, h] for h in range(t, hidden, TPB); block.sum[block_size=TPB]
+    # adds the shares of the whole block and hands every thread the total.
+    # First the mean, then the variance as the mean of (x - mean)^2 (this
+    # second pass keeps the digits that E[x^2] - mean^2 would cancel away),
+    # then inv_std = 1 / sqrt(var + EPS).
+    # FILL IN: step 1, mean and inv_std (about 12 lines)
     #| var mean = Scalar[dtype](0)
     #| var inv_std = Scalar[dtype](1)
     var partial = Scalar[dtype](0)
-    var h = t
-    while h < HIDDEN:
+    for h in range(t, HIDDEN, TPB):
         partial += x[b, s, h][0]
-        h += TPB
     var mean = block.sum[block_size=TPB](partial) / n
 
+    # Every thread has the same mean now: the second pass can start.
     partial = 0
-    h = t
-    while h < HIDDEN:
+    for h in range(t, HIDDEN, TPB):
         var centered = x[b, s, h][0] - mean
         partial += centered * centered
-        h += TPB
     var variance = block.sum[block_size=TPB](partial) / n
     var inv_std = 1 / sqrt(variance + Scalar[dtype](EPS))
     # END FILL IN
 
-    # FILL IN: step 2, the normalized row: xhat[h] = (x[b, s, h] - mean) *
+    # Step 2, the normalized row: xhat[h] = (x[b, s, h] - mean) *
     # inv_std for this thread's h, then a barrier() so that step 3 can read
-    # the entries of other threads. (about 5 lines)
+    # the entries of other threads.
+    # FILL IN: step 2, xhat into shared memory (about 5 lines)
     #| _ = mean
     #| _ = inv_std
-    var hh = t
-    while hh < HIDDEN:
-        xhat[hh] = (x[b, s, hh][0] - mean) * inv_std
-        hh += TPB
+    for h in range(t, HIDDEN, TPB):
+        xhat[h] = (x[b, s, h][0] - mean) * inv_std
     barrier()
     # END FILL IN
 
-    # FILL IN: step 3, the Linear layer, one output feature o per thread
-    # (o = t, t + TPB, ...): with ln[h] = ln_weight[h] * xhat[h] + ln_bias[h],
+    # Step 3, the Linear layer, output features shared out between the
+    # threads (for o in range(t, out_dim, TPB)). With
+    # ln[h] = ln_weight[h] * xhat[h] + ln_bias[h]:
     #   output[b, s, o] = bias[o] + sum_h weight[o, h] * ln[h]
     #   grad_bias[o]      += grad_output[b, s, o]
     #   grad_weight[o, h] += grad_output[b, s, o] * ln[h]   (every h)
     # Every block adds into the same grad_bias and grad_weight, so the adds
     # must be atomic: _ = Atomic.fetch_add(tensor.ptr.unsafe_offset(i), v),
-    # where i is the element's offset in the row-major buffer. (about 16 lines)
+    # where i is the element's offset in the row-major buffer.
+    # FILL IN: step 3, y and the Linear gradients (about 16 lines)
     #| pass
-    var o = t
-    while o < OUT:
+    for o in range(t, OUT, TPB):
         var g = grad_output[b, s, o][0]
         var acc = bias[o][0]
-        for k in range(HIDDEN):
-            var ln_k = ln_weight[k][0] * xhat[k][0] + ln_bias[k][0]
-            acc += weight[o, k][0] * ln_k
-            # grad_weight is [OUT, HIDDEN], row-major: (o, k) is at o * HIDDEN + k.
-            _ = Atomic.fetch_add(grad_weight.ptr.unsafe_offset(o * HIDDEN + k), g * ln_k)
+        for h in range(HIDDEN):
+            var ln_h = ln_weight[h][0] * xhat[h][0] + ln_bias[h][0]
+            acc += weight[o, h][0] * ln_h
+            # grad_weight is [out_dim, hidden], row-major: (o, h) is at o * hidden + h.
+            _ = Atomic.fetch_add(grad_weight.ptr.unsafe_offset(o * HIDDEN + h), g * ln_h)
         output[b, s, o] = acc
         _ = Atomic.fetch_add(grad_bias.ptr.unsafe_offset(o), g)
-        o += TPB
     # END FILL IN
 
-    # FILL IN: step 4, back through the Linear layer into LayerNorm, one h per
+    # Step 4, back through the Linear layer into LayerNorm, one h per
     # thread: dln = sum_o grad_output[b, s, o] * weight[o, h] is dL/dln[h].
     # Add dln * xhat[h] into grad_ln_weight[h] and dln into grad_ln_bias[h]
     # (atomically: every block adds into them), and keep
     # dxhat[h] = dln * ln_weight[h]. Then two block sums, needed by every h in
     # step 5: mean_dxhat = sum_h dxhat[h] / H and
-    # mean_dxhat_xhat = sum_h dxhat[h] * xhat[h] / H. (about 18 lines)
+    # mean_dxhat_xhat = sum_h dxhat[h] * xhat[h] / H.
+    # FILL IN: step 4, the LayerNorm parameter gradients and the two sums (about 18 lines)
     #| var mean_dxhat = Scalar[dtype](0)
     #| var mean_dxhat_xhat = Scalar[dtype](0)
     var sum_d = Scalar[dtype](0)
     var sum_dx = Scalar[dtype](0)
-    var j = t
-    while j < HIDDEN:
+    for h in range(t, HIDDEN, TPB):
         var dln = Scalar[dtype](0)
-        for oo in range(OUT):
-            dln += grad_output[b, s, oo][0] * weight[oo, j][0]
-        var xhat_j = xhat[j][0]
-        _ = Atomic.fetch_add(grad_ln_weight.ptr.unsafe_offset(j), dln * xhat_j)
-        _ = Atomic.fetch_add(grad_ln_bias.ptr.unsafe_offset(j), dln)
-        var d = dln * ln_weight[j][0]
-        dxhat[j] = d
+        for o in range(OUT):
+            dln += grad_output[b, s, o][0] * weight[o, h][0]
+        var xhat_h = xhat[h][0]
+        _ = Atomic.fetch_add(grad_ln_weight.ptr.unsafe_offset(h), dln * xhat_h)
+        _ = Atomic.fetch_add(grad_ln_bias.ptr.unsafe_offset(h), dln)
+        var d = dln * ln_weight[h][0]
+        dxhat[h] = d
         sum_d += d
-        sum_dx += d * xhat_j
-        j += TPB
+        sum_dx += d * xhat_h
     var mean_dxhat = block.sum[block_size=TPB](sum_d) / n
     var mean_dxhat_xhat = block.sum[block_size=TPB](sum_dx) / n
     # END FILL IN
 
-    # FILL IN: step 5, LayerNorm's input gradient for this thread's h:
+    # Step 5, LayerNorm's input gradient for this thread's h:
     #   grad_input[b, s, h] = inv_std * (dxhat[h] - mean_dxhat
     #                                    - xhat[h] * mean_dxhat_xhat)
     # The middle term is the path through the mean, the last one the path
-    # through the variance. (about 6 lines)
+    # through the variance.
+    # FILL IN: step 5, grad_input (about 6 lines)
     #| _ = mean_dxhat
     #| _ = mean_dxhat_xhat
-    var i = t
-    while i < HIDDEN:
-        grad_input[b, s, i] = inv_std * (
-            dxhat[i][0] - mean_dxhat - xhat[i][0] * mean_dxhat_xhat
+    for h in range(t, HIDDEN, TPB):
+        grad_input[b, s, h] = inv_std * (
+            dxhat[h][0] - mean_dxhat - xhat[h][0] * mean_dxhat_xhat
         )
-        i += TPB
     # END FILL IN
 
 
@@ -224,9 +219,9 @@ def layernorm_linear_backward_cpu_kernel[
     # gradients, so a plain += is enough here (they arrive zeroed).
     for b in range(batch):
         for s in range(seq):
-            # FILL IN: the row's mean, its variance (mean of (x - mean)^2),
+            # The row's mean, its variance (mean of (x - mean)^2),
             # inv_std = 1 / sqrt(var + EPS), and xhat[h] for every h.
-            # (about 12 lines)
+            # FILL IN: the statistics and xhat (about 12 lines)
             #| var inv_std = Scalar[dtype](1)
             var mean = Scalar[dtype](0)
             for h in range(HIDDEN):
@@ -242,9 +237,9 @@ def layernorm_linear_backward_cpu_kernel[
                 xhat[h] = (x[b, s, h][0] - mean) * inv_std
             # END FILL IN
 
-            # FILL IN: the Linear layer for every o: output[b, s, o], and add
+            # The Linear layer for every o: output[b, s, o], and add
             # this position's share into grad_bias[o] and grad_weight[o, h].
-            # (about 10 lines)
+            # FILL IN: y and the Linear gradients (about 10 lines)
             #| pass
             for o in range(OUT):
                 var g = grad_output[b, s, o][0]
@@ -257,10 +252,11 @@ def layernorm_linear_backward_cpu_kernel[
                 grad_bias[o] = grad_bias[o][0] + g
             # END FILL IN
 
-            # FILL IN: back into LayerNorm: for every h, dln = dL/dln[h],
+            # Back into LayerNorm: for every h, dln = dL/dln[h],
             # the shares of grad_ln_weight[h] and grad_ln_bias[h], and
             # dxhat[h]; then the two means and grad_input[b, s, h] for every
-            # h, with the mean term and the variance term. (about 20 lines)
+            # h, with the mean term and the variance term.
+            # FILL IN: the LayerNorm gradients and grad_input (about 20 lines)
             #| _ = inv_std
             var sum_d = Scalar[dtype](0)
             var sum_dx = Scalar[dtype](0)
