@@ -39,6 +39,7 @@ SOLUTIONS = typer.Option(False, "--solutions", help=t("help.opt.solutions"))
 JSON = typer.Option(False, "--json", help=t("help.opt.json"))
 SEED = typer.Option(None, "--seed", help=t("help.opt.seed"))
 YES = typer.Option(False, "--yes", "-y", help=t("help.opt.yes"))
+SANITIZE = typer.Option(False, "--sanitize", help=t("help.opt.sanitize"))
 
 
 @app.callback()
@@ -74,10 +75,11 @@ def run(
     solutions: bool = SOLUTIONS,
     seed: int | None = SEED,
     as_json: bool = JSON,
+    sanitize: bool = SANITIZE,
 ) -> None:
     from .commands.run import run as run_puzzle
 
-    raise typer.Exit(run_puzzle(puzzle, part, solutions, seed, as_json))
+    raise typer.Exit(run_puzzle(puzzle, part, solutions, seed, as_json, sanitize))
 
 
 @app.command(help=t("help.check"))
@@ -87,10 +89,11 @@ def check(
     solutions: bool = SOLUTIONS,
     seed: int | None = SEED,
     as_json: bool = JSON,
+    sanitize: bool = SANITIZE,
 ) -> None:
     from .commands.check import check as run_check
 
-    raise typer.Exit(run_check(puzzles or [], every, solutions, seed, as_json))
+    raise typer.Exit(run_check(puzzles or [], every, solutions, seed, as_json, sanitize))
 
 
 @app.command(help=t("help.reveal"))

@@ -6,15 +6,19 @@ Nothing here prints: the result is plain data for report.py to render.
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
+import shutil
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from . import build, compare, runner, skeleton, toolchain
-from .catalog import Part, Puzzle
+from . import build, compare, runner, sanitizer, skeleton, toolchain
+from .catalog import Part, Puzzle, root
 from .results import DeviceResult, PartResult, PuzzleResult, Status, worst
 
 
@@ -24,6 +28,7 @@ class Options:
     part: str | None = None  # run only this part
     seed: int | None = None  # input cases are fresh each run unless a seed is given
     force: bool = False  # run an untouched skeleton anyway (tests and authors)
+    sanitize: bool = False  # also run each GPU part under compute-sanitizer
 
 
 def is_untouched(puzzle: Puzzle) -> bool:
@@ -102,6 +107,8 @@ def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
             return _compile_failed(result, probe, parts, start)
         for part, cases, runs in planned:
             devices = {d: _device_result(d, run, part, cases, reference, gpu, gate) for d, run in runs.items()}
+            if options.sanitize and "gpu" in devices:
+                _sanitize(ws, part, cases, devices["gpu"], runs.get("gpu") is not None)
             result.parts.append(PartResult(part.id, _part_status(devices), devices, part.atol, part.rtol))
 
     result.status = _puzzle_status([p.status for p in result.parts])
@@ -155,6 +162,44 @@ def _device_result(device: str, run: runner.DeviceRun | None, part: Part, cases:
         max(abs_errs) if abs_errs else None, max(rel_errs) if rel_errs else None,
         checked, run.repeats, raw.seconds, name,
     )
+
+
+def _sanitize(ws: build.Workspace, part: Part, cases: list[dict], gpu: DeviceResult, ran: bool) -> None:
+    """Run the part's first case once under each compute-sanitizer tool; findings fail the device."""
+    binary = sanitizer.locate()
+    if not ran:
+        gpu.sanitizer_note = "the sanitizer needs a GPU to run the kernels: not run"
+        return
+    if binary is None:
+        gpu.sanitizer_note = ("compute-sanitizer was not found: it comes with NVIDIA's CUDA toolkit "
+                              "(put its bin/ folder on PATH, or set CUDA_HOME)")
+        return
+    learner = {name: str(path.relative_to(root())) if path.is_relative_to(root()) else str(path)
+               for name, path in ws.sources.items()}
+    logs = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-"))
+    runs = [(tool, logs / f"{tool}.log") for tool in sanitizer.TOOLS]
+    runs = [(tool, log, runner.DeviceRun(ws, part, "gpu", cases[:1], 1, prefix=sanitizer.wrapper(tool, log)))
+            for tool, log in runs]
+    findings = []
+    for tool, log, run in runs:
+        raw = run.collect()
+        text = log.read_text(errors="replace") if log.exists() else ""
+        findings += sanitizer.parse(tool, text, learner)
+        if raw.status not in ("ok",) and not findings:
+            gpu.sanitizer_note += f"{tool}: {raw.status} {raw.message[:200]} "
+    keep = os.environ.get("WORKBOOK_KEEP_SANITIZER_LOGS")  # for recording the tool's output in tests
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        for tool, log, _ in runs:
+            if log.exists():
+                shutil.copy(log, Path(keep) / f"{ws.puzzle.id}-{part.id}-{tool}.log")
+    shutil.rmtree(logs, ignore_errors=True)
+    gpu.sanitizer = findings
+    gpu.sanitizer_note = gpu.sanitizer_note or "ran " + ", ".join(sanitizer.TOOLS)
+    if findings:
+        gpu.status = Status.FAIL
+        gpu.reason = (gpu.reason + "; " if gpu.reason else "") + \
+            f"compute-sanitizer reported {len(findings)} kind(s) of error"
 
 
 def _part_status(devices: dict[str, DeviceResult]) -> Status:

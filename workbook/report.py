@@ -112,6 +112,8 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult) -> None
         console.print(Panel(dev.reason[-3000:], title=t("status." + dev.status.value), border_style="red"))
         return
     console.print(cases_table(dev))
+    if dev.sanitizer is not None or dev.sanitizer_note:
+        render_sanitizer(console, dev)
     if dev.repeats > 1:
         console.print(Text("  " + t("report.repeats", n=dev.repeats), style="dim"))
     if dev.reason:
@@ -119,6 +121,21 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult) -> None
     failing = next((c for c in dev.cases if not c.passed), None)
     if failing is not None:
         render_case_detail(console, failing)
+
+
+def render_sanitizer(console: Console, dev: DeviceResult) -> None:
+    if not dev.sanitizer:
+        style = "green" if dev.sanitizer is not None else "yellow"
+        label = t("report.sanitizer_clean") if dev.sanitizer is not None else t("report.sanitizer_skipped")
+        console.print(Text(f"  {label}: {dev.sanitizer_note}", style=style))
+        return
+    table = Table(title=t("report.sanitizer_title"), title_justify="left", box=box.SIMPLE, pad_edge=False)
+    for key in ("tool", "kind", "kernel", "where", "count"):
+        table.add_column(t("report.col.san_" + key))
+    for f in dev.sanitizer:
+        where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "—")
+        table.add_row(f.tool, Text(f.kind, style="red"), f.kernel or "—", where, str(f.count))
+    console.print(table)
 
 
 def cases_table(dev: DeviceResult) -> Table:

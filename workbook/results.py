@@ -51,6 +51,19 @@ class Diagnostic:
 
 
 @dataclass
+class Finding:
+    """One kind of error compute-sanitizer reported, in the learner's terms."""
+
+    tool: str  # memcheck, racecheck, initcheck
+    kind: str
+    kernel: str
+    file: str
+    line: int | None
+    count: int = 1
+    detail: str = ""
+
+
+@dataclass
 class OutputCheck:
     """How one output of one case compared with the reference."""
 
@@ -90,6 +103,8 @@ class DeviceResult:
     repeats: int = 1
     seconds: float = 0.0
     device_name: str = ""
+    sanitizer: list[Finding] | None = None  # None: not run under compute-sanitizer
+    sanitizer_note: str = ""  # why it was not run, or which tools ran
 
 
 @dataclass

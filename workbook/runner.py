@@ -43,7 +43,9 @@ class DeviceRun:
 
     Starting CPU and GPU runs before collecting either lets them build in parallel."""
 
-    def __init__(self, ws: Workspace, part: Part, device: str, cases: list[dict], repeats: int):
+    def __init__(self, ws: Workspace, part: Part, device: str, cases: list[dict], repeats: int,
+                 prefix: list[str] | None = None):
+        """`prefix` runs the child under another program (compute-sanitizer)."""
         self.part, self.device, self.cases, self.repeats = part, device, cases, repeats
         self.dir = Path(tempfile.mkdtemp(prefix=f"workbook-{ws.puzzle.id}-{device}-"))
         groups: dict[str, dict] = {}
@@ -63,7 +65,7 @@ class DeviceRun:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.start = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "workbook.worker", str(self.dir)],
+            [*(prefix or []), sys.executable, "-m", "workbook.worker", str(self.dir)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
             cwd=str(Path(__file__).resolve().parent.parent),
         )

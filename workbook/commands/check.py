@@ -12,7 +12,8 @@ from .common import all_puzzles, console, fail, load_state, resolve, title
 OK_STATUSES = (Status.PASS, Status.COMPILED)
 
 
-def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None, as_json: bool) -> int:
+def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None, as_json: bool,
+          sanitize: bool = False) -> int:
     if every == bool(puzzle_ids):
         fail(t("check.need_ids"))
     puzzles = all_puzzles() if every else [resolve(pid)[0] for pid in puzzle_ids]
@@ -21,7 +22,7 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
     for puzzle in puzzles:
         if not as_json:
             console.print(t("check.checking", id=puzzle.id), style="dim")
-        result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, seed=seed))
+        result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, seed=seed, sanitize=sanitize))
         results.append(result)
         if not solutions:
             state.record(current, puzzle.id, result.status.value,

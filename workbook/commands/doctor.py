@@ -17,16 +17,16 @@ def doctor() -> int:
     table = Table(show_header=False, box=None)
     table.add_row(t("doctor.python"), sys.version.split()[0] + f"  ({sys.executable})")
     mojo = toolchain.mojo_binary()
-    mojo_version = toolchain.mojo_version()
-    for name in ("mojo", "max"):
-        found = toolchain.package_version(name)
+    # The compiler says its own version (its wheel may be installed without the `mojo` wrapper).
+    versions = {"mojo": toolchain.mojo_version(), "max": toolchain.package_version("max")}
+    for name, found in versions.items():
         pinned = toolchain.PINNED[name]
         mark = "✔" if found == pinned else "✘"
         table.add_row(name, f"{mark} {found or t('doctor.missing')}  ({t('doctor.pinned', v=pinned)})")
         if found != pinned:
             problems.append(t("doctor.fix_pin", name=name, v=pinned))
-    table.add_row(t("doctor.compiler"), f"{mojo or t('doctor.missing')}  {mojo_version or ''}")
-    if mojo is None or mojo_version is None:
+    table.add_row(t("doctor.compiler"), str(mojo or t("doctor.missing")))
+    if mojo is None:
         problems.append(t("doctor.fix_mojo"))
     gpu = toolchain.gpu()
     if gpu:

@@ -21,7 +21,8 @@ def next_pending(puzzles, current: state.State):
     return None
 
 
-def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | None, as_json: bool) -> int:
+def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | None, as_json: bool,
+        sanitize: bool = False) -> int:
     from .common import all_puzzles
 
     current = load_state()
@@ -40,7 +41,7 @@ def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | No
             fail(str(exc))
     if not as_json:
         console.print(t("run.building", id=puzzle.id), style="dim")
-    result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, part=part, seed=seed))
+    result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, part=part, seed=seed, sanitize=sanitize))
     if not solutions and not part:
         state.record(current, puzzle.id, result.status.value,
                      {d: r.status.value for d, r in result.devices.items()})
