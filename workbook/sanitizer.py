@@ -20,7 +20,6 @@ PREFIX = re.compile(r"^=+ ?")
 # "at kernel_name+0x1b0 in /path/file.mojo:45" (also "at 0x1b0 in /path/file.mojo:45:kernel(...)")
 LOCATION = re.compile(r"at (?P<where>.+?) in (?P<file>[^\s:]+(?:\.mojo|\.py|\.cu)?):(?P<line>\d+)")
 KERNEL_ONLY = re.compile(r"at (?P<kernel>[\w:.$<>\[\], ]+?)\+0x[0-9a-f]+")
-HAZARDS = re.compile(r"\[(\d+) hazards?\]")
 
 
 def locate() -> Path | None:
@@ -42,80 +41,78 @@ def wrapper(tool: str, log: Path) -> list[str]:
             "--show-backtrace", "no", "--error-exitcode", "0"]
     if tool == "racecheck":
         args += ["--racecheck-report", "hazard"]
-    if tool == "initcheck":
-        args += ["--track-unused-memory", "no"]
     return args
 
 
 def parse(tool: str, text: str, learner_files: dict[str, str] | None = None) -> list[Finding]:
-    """Findings from a compute-sanitizer log, merged when kind, kernel and line repeat.
+    """Findings from a compute-sanitizer log, merged when kind, kernel and place repeat.
 
-    `learner_files` maps a file name as the tool prints it (any suffix) to the
-    path shown to the learner."""
+    `learner_files` maps a puzzle file ("op/softmax.mojo") to the path shown to
+    the learner. Kernels compiled by MAX carry no line numbers, but their
+    names start with their module ("op_softmax_softmax_gpu_kernel..."), which
+    is enough to name the learner's file and function."""
     learner_files = learner_files or {}
     lines = [PREFIX.sub("", line.rstrip()) for line in text.splitlines() if line.startswith("=")]
     findings: list[Finding] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i].strip()
-        head = _kind(tool, line)
-        if head is None:
-            i += 1
+    block: list[str] = []
+    for line in lines + [""]:
+        if line.startswith(" ") and block:
+            block.append(line.strip())
             continue
-        block = [line]
-        i += 1
-        while i < len(lines) and lines[i].startswith(" ") and _kind(tool, lines[i].strip()) is None:
-            block.append(lines[i].strip())
-            i += 1
-        findings.append(_finding(tool, head, block, learner_files))
+        if block:
+            findings.append(_finding(tool, block, learner_files))
+        block = [line.strip()] if _kind(line.strip()) else []
     return _merge(findings)
 
 
-def _kind(tool: str, line: str) -> str | None:
+RACE = re.compile(r"Potential (RAW|WAR|WAW) hazard detected at __(shared|global)__")
+RACE_MEANING = {"RAW": "a read raced a write", "WAR": "a write raced a read", "WAW": "two writes raced"}
+
+
+def _kind(line: str) -> str | None:
+    """The finding a block's first line announces, in plain words, or None."""
+    line = re.sub(r"^(?:Error|Warning|ERROR|WARNING): ", "", line)
+    m = RACE.match(line)
+    if m:
+        return f"{m.group(1)} hazard on {m.group(2)} memory: {RACE_MEANING[m.group(1)]}"
     if line.startswith(("Invalid ", "Misaligned ", "Uninitialized ", "Out-of-range ", "Program hit ",
-                        "Barrier error", "Illegal ", "Malloc/Free error")):
-        return line.split(" at ")[0].rstrip(":")
-    m = re.match(r"(?:Error|Warning|ERROR|WARNING): Race reported between (\w+) access .* and (\w+) access", line)
-    if m:
-        return f"Race: {m.group(1)} / {m.group(2)} (shared memory)"
-    m = re.match(r"(?:Error|Warning|ERROR|WARNING): Race reported between (\w+) access", line)
-    if m:
-        return f"Race: {m.group(1)} (shared memory)"
-    if tool == "racecheck" and re.match(r"(?:Error|Warning): .*(?:hazard|race)", line, re.IGNORECASE):
-        return line.split(":", 1)[1].strip().split(" at ")[0]
+                        "Barrier error", "Illegal ", "Race reported")):
+        return line.split(" at ")[0].rstrip(": ")
     return None
 
 
-def _finding(tool: str, kind: str, block: list[str], learner_files: dict[str, str]) -> Finding:
-    kernel, file, line, count = "", "", None, 1
+def _finding(tool: str, block: list[str], learner_files: dict[str, str]) -> Finding:
     text = " ".join(block)
+    kernel, file, line = "", "", None
     m = LOCATION.search(text)
     if m:
-        where = m.group("where")
-        kernel = _kernel_name(where)
-        file, line = _learner_path(m.group("file"), learner_files), int(m.group("line"))
+        kernel, file, line = m.group("where"), m.group("file"), int(m.group("line"))
     else:
         k = KERNEL_ONLY.search(text)
-        if k:
-            kernel = _kernel_name(k.group("kernel"))
-    h = HAZARDS.search(text)
-    if h:
-        count = int(h.group(1))
-    details = [b for b in block[1:] if b.startswith(("by thread", "Address", "and is"))]
-    return Finding(tool, kind, kernel, file, line, count, "; ".join(details[:2]))
+        kernel = k.group("kernel") if k else ""
+    kernel, owner = _kernel_name(kernel, learner_files)
+    file = _learner_path(file, learner_files) if file else owner
+    details = [b.split(" at ")[0] for b in block[1:]
+               if b.startswith(("by thread", "Address", "Write Thread", "Read Thread"))]
+    return Finding(tool, _kind(block[0]) or block[0], kernel, file, line, 1, "; ".join(details[:2]))
 
 
-def _kernel_name(where: str) -> str:
-    """A readable kernel name out of a mangled or decorated one."""
-    name = where.split("+0x")[0].split("(")[0].strip()
-    for known in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:kernel|_gpu\w*)", name):
-        return known
-    return name.split("::")[-1][:80]
+def _kernel_name(mangled: str, learner_files: dict[str, str]) -> tuple[str, str]:
+    """(readable kernel name, learner file it lives in or "") from a compiled kernel's name."""
+    name = mangled.split("+0x")[0].split("(")[0].strip()
+    for module, shown in learner_files.items():
+        prefix = module.removesuffix(".mojo").replace("/", "_") + "_"
+        if module.endswith(".mojo") and name.startswith(prefix):
+            rest = name[len(prefix):]
+            m = re.match(r"[A-Za-z_]*?kernel|[A-Za-z_]+?(?=\d|$)", rest)
+            return (m.group(0) if m else rest), shown
+    m = re.search(r"[A-Za-z_]\w*?kernel", name)
+    return (m.group(0) if m else name[:80]), ""
 
 
 def _learner_path(printed: str, learner_files: dict[str, str]) -> str:
-    for suffix, shown in learner_files.items():
-        if printed.endswith(suffix):
+    for module, shown in learner_files.items():
+        if printed.endswith(module):
             return shown
     return printed
 

@@ -1,0 +1,77 @@
+"""The compute-sanitizer parser, on output recorded from the real tool on an H100
+(tests/data/sanitizer/), and the sanitizer run on a real GPU where there is one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import put_solution, put_wrong
+
+from workbook import catalog, engine, sanitizer
+from workbook.results import Status
+
+DATA = Path(__file__).parent / "data" / "sanitizer"
+LEARNER = {"op/softmax.mojo": "puzzles/p18/op/softmax.mojo", "softmax_graph.py": "puzzles/p18/softmax_graph.py"}
+
+
+def test_racecheck_of_a_missing_barrier_names_the_kernel_and_file():
+    findings = sanitizer.parse("racecheck", (DATA / "racecheck_missing_barrier.log").read_text(), LEARNER)
+    assert len(findings) == 1
+    (race,) = findings
+    assert race.kind == "RAW hazard on shared memory: a read raced a write"
+    assert race.kernel == "softmax_gpu_kernel"
+    assert race.file == "puzzles/p18/op/softmax.mojo"
+    assert race.count == 2
+    assert race.detail == "Write Thread (32,0,0); Read Thread (0,0,0)"
+
+
+def test_clean_logs_have_no_findings():
+    for name in ("memcheck_clean.log", "racecheck_clean.log"):
+        assert sanitizer.parse(name.split("_")[0], (DATA / name).read_text(), LEARNER) == []
+
+
+def test_memcheck_out_of_bounds_write_is_parsed():
+    log = (DATA / "memcheck_out_of_bounds.log").read_text()
+    findings = sanitizer.parse("memcheck", log, {"oob.cu": "oob.cu"})
+    assert findings, log
+    first = findings[0]
+    assert first.kind.startswith("Invalid __global__ write of size 4 bytes")
+    assert first.kernel and first.line
+    assert "by thread" in first.detail
+
+
+def test_kernel_names_map_to_the_learners_module():
+    name, file = sanitizer._kernel_name("op_softmax_softmax_gpu_kernel6A6A6A6AcB_062c+0x1a0", LEARNER)
+    assert (name, file) == ("softmax_gpu_kernel", "puzzles/p18/op/softmax.mojo")
+    assert sanitizer._kernel_name("other_kernel+0x10", LEARNER) == ("other_kernel", "")
+
+
+def test_without_a_gpu_the_sanitizer_says_why(root, monkeypatch):
+    monkeypatch.setenv("WORKBOOK_NO_GPU", "1")
+    from workbook import toolchain
+
+    toolchain.gpu.cache_clear()
+    put_solution(root, "p27")
+    result = engine.check_puzzle(catalog.load("p27"), engine.Options(part="sum", sanitize=True, seed=1))
+    gpu = result.parts[0].devices["gpu"]
+    assert gpu.status == Status.COMPILED
+    assert gpu.sanitizer is None and "needs a GPU" in gpu.sanitizer_note
+    toolchain.gpu.cache_clear()
+
+
+def _check_sanitized(root, variant: str | None):
+    put_solution(root, "p18")
+    if variant:
+        put_wrong(root, "p18", variant)
+    return engine.check_puzzle(catalog.load("p18"), engine.Options(sanitize=True, seed=4))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(sanitizer.locate() is None, reason="needs compute-sanitizer")
+def test_sanitizer_reports_a_missing_barrier_and_passes_the_solution(root):
+    clean = _check_sanitized(root, None).parts[0].devices["gpu"]
+    assert clean.status == Status.PASS and clean.sanitizer == []
+    racy = _check_sanitized(root, "missing_barrier").parts[0].devices["gpu"]
+    assert racy.status == Status.FAIL
+    assert any(f.tool == "racecheck" and f.kernel == "softmax_gpu_kernel" for f in racy.sanitizer)
