@@ -53,7 +53,7 @@ def test_without_a_gpu_the_sanitizer_says_why(root, monkeypatch):
 
     toolchain.gpu.cache_clear()
     put_solution(root, "p27")
-    result = engine.check_puzzle(catalog.load("p27"), engine.Options(part="sum", sanitize=True, seed=1))
+    result = engine.check_puzzle(catalog.load("p27"), engine.Options(part="sum", sanitize="all", seed=1))
     gpu = result.parts[0].devices["gpu"]
     assert gpu.status == Status.COMPILED
     assert gpu.sanitizer is None and "needs a GPU" in gpu.sanitizer_note
@@ -64,7 +64,7 @@ def _check_sanitized(root, variant: str | None):
     put_solution(root, "p18")
     if variant:
         put_wrong(root, "p18", variant)
-    return engine.check_puzzle(catalog.load("p18"), engine.Options(sanitize=True, seed=4))
+    return engine.check_puzzle(catalog.load("p18"), engine.Options(sanitize="all", seed=4))
 
 
 @pytest.mark.gpu

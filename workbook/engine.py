@@ -28,7 +28,15 @@ class Options:
     part: str | None = None  # run only this part
     seed: int | None = None  # input cases are fresh each run unless a seed is given
     force: bool = False  # run an untouched skeleton anyway (tests and authors)
-    sanitize: bool = False  # also run each GPU part under compute-sanitizer
+    # compute-sanitizer on GPU parts: "all" runs memcheck, racecheck and initcheck;
+    # "auto" runs racecheck (a missing barrier rarely shows in plain runs) once per
+    # content, where a GPU and the tool are here; "off" runs none.
+    sanitize: str = "auto"
+
+
+def sanitize_mode(flag: bool | None) -> str:
+    """The CLI's --sanitize (all tools), --no-sanitize (off) or neither (auto)."""
+    return {True: "all", False: "off", None: "auto"}[flag]
 
 
 def is_untouched(puzzle: Puzzle) -> bool:
@@ -97,18 +105,20 @@ def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
                 runnable = device == "cpu" or (gpu is not None and not gate)
                 repeats = puzzle.repeats if device == "gpu" else 1
                 runs[device] = runner.DeviceRun(ws, part, device, cases, repeats) if runnable else None
-            planned.append((part, cases, runs))
+            checks = SanitizerRuns(ws, part, cases, options.sanitize, runs.get("gpu") is not None)
+            planned.append((part, cases, runs, checks))
         probe = probe_future.result() if probe_future else None
         if probe is not None and not probe.ok:
-            for _, _, runs in planned:
+            for _, _, runs, checks in planned:
+                checks.cancel()
                 for run in runs.values():
                     if run:
                         run.cancel()
             return _compile_failed(result, probe, parts, start)
-        for part, cases, runs in planned:
+        for part, cases, runs, checks in planned:
             devices = {d: _device_result(d, run, part, cases, reference, gpu, gate) for d, run in runs.items()}
-            if options.sanitize and "gpu" in devices:
-                _sanitize(ws, part, cases, devices["gpu"], runs.get("gpu") is not None)
+            if "gpu" in devices:
+                checks.collect(devices["gpu"])
             result.parts.append(PartResult(part.id, _part_status(devices), devices, part.atol, part.rtol))
 
     result.status = _puzzle_status([p.status for p in result.parts])
@@ -164,42 +174,69 @@ def _device_result(device: str, run: runner.DeviceRun | None, part: Part, cases:
     )
 
 
-def _sanitize(ws: build.Workspace, part: Part, cases: list[dict], gpu: DeviceResult, ran: bool) -> None:
-    """Run the part's first case once under each compute-sanitizer tool; findings fail the device."""
-    binary = sanitizer.locate()
-    if not ran:
-        gpu.sanitizer_note = "the sanitizer needs a GPU to run the kernels: not run"
-        return
-    if binary is None:
-        gpu.sanitizer_note = ("compute-sanitizer was not found: it comes with NVIDIA's CUDA toolkit "
-                              "(put its bin/ folder on PATH, or set CUDA_HOME)")
-        return
-    learner = {name: str(path.relative_to(root())) if path.is_relative_to(root()) else str(path)
-               for name, path in ws.sources.items()}
-    logs = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-"))
-    runs = [(tool, logs / f"{tool}.log") for tool in sanitizer.TOOLS]
-    runs = [(tool, log, runner.DeviceRun(ws, part, "gpu", cases[:1], 1, prefix=sanitizer.wrapper(tool, log)))
-            for tool, log in runs]
-    findings = []
-    for tool, log, run in runs:
-        raw = run.collect()
-        text = log.read_text(errors="replace") if log.exists() else ""
-        findings += sanitizer.parse(tool, text, learner)
-        if raw.status not in ("ok",) and not findings:
-            gpu.sanitizer_note += f"{tool}: {raw.status} {raw.message[:200]} "
-    keep = os.environ.get("WORKBOOK_KEEP_SANITIZER_LOGS")  # for recording the tool's output in tests
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        for tool, log, _ in runs:
-            if log.exists():
-                shutil.copy(log, Path(keep) / f"{ws.puzzle.id}-{part.id}-{tool}.log")
-    shutil.rmtree(logs, ignore_errors=True)
-    gpu.sanitizer = findings
-    gpu.sanitizer_note = gpu.sanitizer_note or "ran " + ", ".join(sanitizer.TOOLS)
-    if findings:
-        gpu.status = Status.FAIL
-        gpu.reason = (gpu.reason + "; " if gpu.reason else "") + \
-            f"compute-sanitizer reported {len(findings)} kind(s) of error"
+class SanitizerRuns:
+    """The part's first case, run once under each chosen compute-sanitizer tool,
+    started beside the plain runs; findings fail the GPU device."""
+
+    def __init__(self, ws: build.Workspace, part: Part, cases: list[dict], mode: str, gpu_runs: bool):
+        self.ws, self.part, self.runs, self.note = ws, part, [], ""
+        self.marker = ws.dir / f".racecheck-clean-{part.id}"
+        binary = sanitizer.locate()
+        if mode == "off" or "gpu" not in part.devices:
+            return
+        if not gpu_runs:
+            self.note = "the sanitizer needs a GPU to run the kernels: not run" if mode == "all" else ""
+            return
+        if binary is None:
+            self.note = ("compute-sanitizer was not found: it comes with NVIDIA's CUDA toolkit "
+                         "(put its bin/ folder on PATH, or set CUDA_HOME)")
+            return
+        tools = sanitizer.TOOLS if mode == "all" else () if self.marker.exists() else ("racecheck",)
+        if mode == "auto" and not tools:
+            self.note = "racecheck: clean for this code (checked before)"
+        self.logs = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-"))
+        for tool in tools:
+            log = self.logs / f"{tool}.log"
+            run = runner.DeviceRun(ws, part, "gpu", cases[:1], 1, prefix=sanitizer.wrapper(tool, log))
+            self.runs.append((tool, log, run))
+
+    def cancel(self) -> None:
+        for _, _, run in self.runs:
+            run.cancel()
+
+    def collect(self, gpu: DeviceResult) -> None:
+        gpu.sanitizer_note = self.note
+        if not self.runs:
+            return
+        learner = {name: str(path.relative_to(root())) if path.is_relative_to(root()) else str(path)
+                   for name, path in self.ws.sources.items()}
+        findings, problems = [], []
+        for tool, log, run in self.runs:
+            raw = run.collect()
+            text = log.read_text(errors="replace") if log.exists() else ""
+            found = sanitizer.parse(tool, text, learner)
+            findings += found
+            if raw.status != "ok" and not found:
+                problems.append(f"{tool} could not run: {raw.status} {raw.message[:200]}")
+        self._keep_logs()
+        gpu.sanitizer = findings
+        ran = ", ".join(tool for tool, _, _ in self.runs)
+        gpu.sanitizer_note = "; ".join(problems) or f"ran {ran}"
+        if findings:
+            gpu.status = Status.FAIL
+            gpu.reason = (gpu.reason + "; " if gpu.reason else "") + \
+                f"compute-sanitizer reported {len(findings)} kind(s) of error"
+        elif not problems and any(tool == "racecheck" for tool, _, _ in self.runs):
+            self.marker.write_text("")
+
+    def _keep_logs(self) -> None:
+        keep = os.environ.get("WORKBOOK_KEEP_SANITIZER_LOGS")  # for recording the tool's output in tests
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            for tool, log, _ in self.runs:
+                if log.exists():
+                    shutil.copy(log, Path(keep) / f"{self.ws.puzzle.id}-{self.part.id}-{tool}.log")
+        shutil.rmtree(self.logs, ignore_errors=True)
 
 
 def _part_status(devices: dict[str, DeviceResult]) -> Status:

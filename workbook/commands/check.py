@@ -13,7 +13,7 @@ OK_STATUSES = (Status.PASS, Status.COMPILED)
 
 
 def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None, as_json: bool,
-          sanitize: bool = False) -> int:
+          sanitize: bool | None = None) -> int:
     if every == bool(puzzle_ids):
         fail(t("check.need_ids"))
     puzzles = all_puzzles() if every else [resolve(pid)[0] for pid in puzzle_ids]
@@ -22,7 +22,8 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
     for puzzle in puzzles:
         if not as_json:
             console.print(t("check.checking", id=puzzle.id), style="dim")
-        result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, seed=seed, sanitize=sanitize))
+        result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, seed=seed,
+                                       sanitize=engine.sanitize_mode(sanitize)))
         results.append(result)
         if not solutions:
             state.record(current, puzzle.id, result.status.value,

@@ -22,7 +22,7 @@ def next_pending(puzzles, current: state.State):
 
 
 def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | None, as_json: bool,
-        sanitize: bool = False) -> int:
+        sanitize: bool | None = None) -> int:
     from .common import all_puzzles
 
     current = load_state()
@@ -41,7 +41,8 @@ def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | No
             fail(str(exc))
     if not as_json:
         console.print(t("run.building", id=puzzle.id), style="dim")
-    result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, part=part, seed=seed, sanitize=sanitize))
+    result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, part=part, seed=seed,
+                                       sanitize=engine.sanitize_mode(sanitize)))
     if not solutions and not part:
         state.record(current, puzzle.id, result.status.value,
                      {d: r.status.value for d, r in result.devices.items()})
