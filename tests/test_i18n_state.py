@@ -26,9 +26,12 @@ def test_english_and_korean_have_the_same_messages():
 def test_every_message_the_code_uses_exists():
     used = set()
     for path in PACKAGE.rglob("*.py"):
-        used |= set(re.findall(r"\bt\(\s*[\"']([a-z_.\-]+)[\"']", path.read_text()))
+        text = path.read_text()
+        used |= set(re.findall(r"\bt\(\s*[\"']([a-z_.\-]+)[\"']", text))
+        used |= set(re.findall(r"explain(?:ed)?\((?:[^,()]+(?:\([^()]*\))?,\s*)?[\"']([a-z_.]+)[\"']", text))
+    assert "reason.race" in used and "reason.no_gpu" in used  # the patterns find reasons too
     for key in used:
-        if key.endswith("."):
+        if key.endswith((".", "_")):
             assert any(k.startswith(key) for k in i18n.catalog("en")), key
         else:
             assert key in i18n.catalog("en"), key

@@ -80,7 +80,7 @@ def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
     if not options.solutions and not options.force and is_untouched(puzzle):
         result.status = Status.NOT_STARTED
         for part in parts:
-            devices = {d: DeviceResult(d, Status.NOT_RUN, "the skeleton is untouched") for d in part.devices}
+            devices = {d: _explained(DeviceResult(d, Status.NOT_RUN), "reason.untouched") for d in part.devices}
             result.parts.append(PartResult(part.id, Status.NOT_STARTED, devices, part.atol, part.rtol))
         return result
 
@@ -132,7 +132,7 @@ def _compile_failed(result: PuzzleResult, compiled: build.CompileResult, parts: 
     result.diagnostics = compiled.diagnostics
     result.compiler_output = "" if compiled.diagnostics else compiled.output
     for part in parts:
-        devices = {d: DeviceResult(d, Status.NOT_RUN, "compile error") for d in part.devices}
+        devices = {d: _explained(DeviceResult(d, Status.NOT_RUN), "reason.compile_error") for d in part.devices}
         result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))
     result.seconds = time.perf_counter() - start
     return result
@@ -142,10 +142,9 @@ def _device_result(device: str, run: runner.DeviceRun | None, part: Part, cases:
                    reference, gpu: toolchain.Gpu | None, gate: str) -> DeviceResult:
     if run is None:
         if gate:
-            return DeviceResult(device, Status.SKIPPED, gate, device_name=gpu.name if gpu else "")
-        target = toolchain.gpu_target()
-        return DeviceResult(device, Status.COMPILED,
-                            f"no GPU here: the GPU kernels compiled for {target} but were not run")
+            return _explained(DeviceResult(device, Status.SKIPPED, device_name=gpu.name if gpu else ""),
+                              "reason.gate", why=gate)
+        return _explained(DeviceResult(device, Status.COMPILED), "reason.no_gpu", target=toolchain.gpu_target())
     raw = run.collect()
     name = (gpu.name if gpu else "GPU") if device == "gpu" else "CPU"
     if raw.status != "ok":
@@ -162,16 +161,21 @@ def _device_result(device: str, run: runner.DeviceRun | None, part: Part, cases:
     rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
     racy = any(c.nondeterministic for c in checked)
     passed = all(c.passed for c in checked)
-    reason = ""
-    if racy:
-        reason = "repeated runs gave different results: a race (a missing barrier?)"
-    elif any(o.nan_count or o.inf_count for o in errors):
-        reason = "NaN or Inf in the output: elements never written, or an overflow"
-    return DeviceResult(
-        device, Status.PASS if passed else Status.FAIL, reason,
+    result = DeviceResult(
+        device, Status.PASS if passed else Status.FAIL, "",
         max(abs_errs) if abs_errs else None, max(rel_errs) if rel_errs else None,
         checked, run.repeats, raw.seconds, name,
     )
+    if racy:
+        result.explain("reason.race")
+    elif any(o.nan_count or o.inf_count for o in errors):
+        result.explain("reason.nan")
+    return result
+
+
+def _explained(result: DeviceResult, key: str, **values) -> DeviceResult:
+    result.explain(key, **values)
+    return result
 
 
 class SanitizerRuns:
@@ -224,8 +228,7 @@ class SanitizerRuns:
         gpu.sanitizer_note = "; ".join(problems) or f"ran {ran}"
         if findings:
             gpu.status = Status.FAIL
-            gpu.reason = (gpu.reason + "; " if gpu.reason else "") + \
-                f"compute-sanitizer reported {len(findings)} kind(s) of error"
+            gpu.explain("reason.sanitizer", n=len(findings))
         elif not problems and any(tool == "racecheck" for tool, _, _ in self.runs):
             self.marker.write_text("")
 

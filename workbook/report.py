@@ -44,6 +44,13 @@ def fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.2e}"
 
 
+def reason(dev: DeviceResult) -> str:
+    """The device's reason in the learner's language (crash output stays as it came)."""
+    if dev.reason_keys:
+        return "; ".join(t(key, **values) for key, values in dev.reason_keys)
+    return dev.reason
+
+
 def device_label(device: str) -> str:
     return t("device." + device)
 
@@ -100,10 +107,10 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult) -> None
         line.append("   " + t("report.tolerance", atol=f"{part.atol:g}", rtol=f"{part.rtol:g}"), style="dim")
     console.print(line)
     if dev.status == Status.COMPILED:
-        console.print(Text("  " + t("report.gpu_not_run", reason=dev.reason), style="cyan"))
+        console.print(Text("  " + t("report.gpu_not_run", reason=reason(dev)), style="cyan"))
         return
     if dev.status in (Status.NOT_RUN, Status.SKIPPED):
-        console.print(Text("  " + dev.reason, style="dim"))
+        console.print(Text("  " + reason(dev), style="dim"))
         return
     if dev.status == Status.COMPILE_ERROR:
         console.print(Panel(dev.reason[-3000:], title=t("report.compiler_output"), border_style="red"))
@@ -117,7 +124,7 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult) -> None
     if dev.repeats > 1:
         console.print(Text("  " + t("report.repeats", n=dev.repeats), style="dim"))
     if dev.reason:
-        console.print(Text("  " + dev.reason, style="bold red"))
+        console.print(Text("  " + reason(dev), style="bold red"))
     failing = next((c for c in dev.cases if not c.passed), None)
     if failing is not None:
         render_case_detail(console, failing)

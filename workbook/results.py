@@ -105,6 +105,16 @@ class DeviceResult:
     device_name: str = ""
     sanitizer: list[Finding] | None = None  # None: not run under compute-sanitizer
     sanitizer_note: str = ""  # why it was not run, or which tools ran
+    # The reason as message keys and values, so the report can say it in the learner's language.
+    reason_keys: list[tuple[str, dict]] = field(default_factory=list)
+
+    def explain(self, key: str, **values) -> None:
+        """Add a reason: kept as a key for the report, and in English for JSON."""
+        from .i18n import catalog
+
+        self.reason_keys.append((key, values))
+        text = catalog("en")[key].format(**values)
+        self.reason = f"{self.reason}; {text}" if self.reason else text
 
 
 @dataclass
