@@ -39,7 +39,7 @@ SOLUTIONS = typer.Option(False, "--solutions", help=t("help.opt.solutions"))
 JSON = typer.Option(False, "--json", help=t("help.opt.json"))
 SEED = typer.Option(None, "--seed", help=t("help.opt.seed"))
 YES = typer.Option(False, "--yes", "-y", help=t("help.opt.yes"))
-SANITIZE = typer.Option(False, "--sanitize", help=t("help.opt.sanitize"))
+SANITIZE = typer.Option(None, "--sanitize/--no-sanitize", help=t("help.opt.sanitize"), show_default=False)
 
 
 @app.callback()
@@ -75,7 +75,7 @@ def run(
     solutions: bool = SOLUTIONS,
     seed: int | None = SEED,
     as_json: bool = JSON,
-    sanitize: bool = SANITIZE,
+    sanitize: bool | None = SANITIZE,
 ) -> None:
     from .commands.run import run as run_puzzle
 
@@ -89,7 +89,7 @@ def check(
     solutions: bool = SOLUTIONS,
     seed: int | None = SEED,
     as_json: bool = JSON,
-    sanitize: bool = SANITIZE,
+    sanitize: bool | None = SANITIZE,
 ) -> None:
     from .commands.check import check as run_check
 
@@ -116,6 +116,15 @@ def hint(
     from .commands.hint import hint as run_hint
 
     raise typer.Exit(run_hint(puzzle, show_all, part))
+
+
+@app.command(help=t("help.watch"))
+def watch(
+    puzzle: str | None = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
+) -> None:
+    from .commands.watch import watch as run_watch
+
+    raise typer.Exit(run_watch(puzzle))
 
 
 @app.command(help=t("help.reset"))

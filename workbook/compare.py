@@ -25,7 +25,7 @@ def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, 
             g = g.reshape(exp.shape)
         else:
             return OutputCheck(name, list(g.shape), None, None, exp.size, exp.size, 0, 0, False,
-                               [], _first(exp), [3] * min(exp.size, MAP_CELLS))
+                               [], _first(exp), error_map=[3] * min(exp.size, MAP_CELLS))
     finite = np.isfinite(g)
     allowed = atol + rtol * np.abs(exp)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -46,6 +46,8 @@ def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, 
         passed=bool(ok.all()),
         first_got=_first(g),
         first_expected=_first(exp),
+        first_wrong=[(int(i), float(g.ravel()[i]), float(exp.ravel()[i]))
+                     for i in np.flatnonzero(~ok.ravel())[:FIRST_VALUES]],
         error_map=_downsample(cells.ravel()),
     )
 
@@ -63,7 +65,7 @@ def check_case(case: dict, part: Part, runs: list[list[np.ndarray]], expected: d
     named = {name: first[k] for k, name in enumerate(part.outputs)}
     checks = [(label, bool(ok), detail) for label, ok, detail in (invariants(case, named) if invariants else [])]
     passed = all(o.passed for o in outputs) and not racy and all(ok for _, ok, _ in checks)
-    return CaseResult(case["name"], case["params"], outputs, checks, racy, passed)
+    return CaseResult(case["name"], case["params"], outputs, checks, racy, passed, case.get("label", {}))
 
 
 def _finite_max(values: np.ndarray, finite: np.ndarray) -> float | None:

@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from .i18n import t
+from .i18n import pick, t
 from .results import CaseResult, DeviceResult, OutputCheck, PartResult, PuzzleResult, Status
 
 STYLE = {
@@ -145,6 +145,10 @@ def render_sanitizer(console: Console, dev: DeviceResult) -> None:
     console.print(table)
 
 
+def case_name(case: CaseResult) -> str:
+    return pick(case.label) if case.label else case.name
+
+
 def cases_table(dev: DeviceResult) -> Table:
     table = Table(box=box.SIMPLE_HEAVY, pad_edge=False, show_edge=False)
     table.add_column(t("report.col.case"))
@@ -158,17 +162,25 @@ def cases_table(dev: DeviceResult) -> Table:
         status = Status.PASS if case.passed else Status.FAIL
         invariants = Text()
         for label, ok, detail in case.invariants:
+            label = pick(label) if isinstance(label, dict) else label
             invariants.append(("✔ " if ok else "✘ ") + f"{label} ({detail})  ", style="green" if ok else "red")
         if case.nondeterministic:
             invariants.append(t("report.race"), style="bold red")
         for k, out in enumerate(case.outputs):
             table.add_row(
-                case.name if k == 0 else "", badge(status) if k == 0 else "",
-                out.name, fmt(out.max_abs_error), fmt(out.max_rel_error),
+                case_name(case) if k == 0 else "", badge(status) if k == 0 else "",
+                out.name, _error_cell(out.max_abs_error, out), _error_cell(out.max_rel_error, out),
                 Text(f"{out.mismatches}/{out.size}", style="red" if out.mismatches else ""),
                 invariants if k == 0 else "",
             )
     return table
+
+
+def _error_cell(value: float | None, out: OutputCheck) -> Text:
+    """An error figure; NaN/Inf outputs say so rather than the error of their finite part."""
+    if out.nan_count or out.inf_count:
+        return Text("NaN/Inf", style="magenta")
+    return Text(fmt(value), style="" if out.passed else "red")
 
 
 def error_map(out: OutputCheck) -> Text:
@@ -194,17 +206,22 @@ def render_case_detail(console: Console, case: CaseResult) -> None:
     for out in case.outputs:
         if out.passed:
             continue
-        console.print(Text.assemble(("  " + t("report.first_failure", case=case.name, output=out.name), "bold"),
+        console.print(Text.assemble(("  " + t("report.first_failure", case=case_name(case), output=out.name), "bold"),
                                     ("  " + t("report.shape", shape="×".join(map(str, out.shape))), "dim")))
         if out.nan_count or out.inf_count:
             console.print(Text("  " + t("report.nan_inf", nan=out.nan_count, inf=out.inf_count), style="magenta"))
         console.print(error_map(out))
-        values = Table(box=box.MINIMAL, show_edge=False, pad_edge=False)
+        values = Table(box=None, pad_edge=False)
         values.add_column(t("report.col.index"), justify="right", style="dim")
         values.add_column(t("report.col.got"), justify="right")
         values.add_column(t("report.col.expected"), justify="right")
-        for i, (g, e) in enumerate(zip(out.first_got, out.first_expected)):
-            values.add_row(str(i), f"{g:.6g}", f"{e:.6g}")
+        bad = {i for i, _, _ in out.first_wrong}  # sorted, so it covers every wrong one shown first
+        shown = list(enumerate(zip(out.first_got, out.first_expected)))
+        later = [(i, (g, e)) for i, g, e in out.first_wrong if i >= len(shown)]
+        for number, (i, (g, e)) in enumerate(shown + later):
+            if number == len(shown):
+                values.add_row("…", "", "")
+            values.add_row(str(i), Text(f"{g:.6g}", style="red" if i in bad else ""), f"{e:.6g}")
         console.print(values)
         return  # one output in detail is enough; the table lists the rest
 

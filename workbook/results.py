@@ -78,8 +78,10 @@ class OutputCheck:
     passed: bool
     first_got: list[float]
     first_expected: list[float]
+    # The first wrong elements as (index, got, expected): where to start looking.
+    first_wrong: list[tuple[int, float, float]] = field(default_factory=list)
     # Per element: 0 ok, 1 close to the tolerance, 2 wrong, 3 NaN/Inf (for the error map).
-    error_map: list[int]
+    error_map: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -87,9 +89,10 @@ class CaseResult:
     name: str
     params: dict
     outputs: list[OutputCheck]
-    invariants: list[tuple[str, bool, str]]
+    invariants: list[tuple[str | dict[str, str], bool, str]]  # label (str or per language), ok, detail
     nondeterministic: bool = False  # repeated runs disagreed: a race
     passed: bool = False
+    label: dict[str, str] = field(default_factory=dict)  # the case's name per language, if the reference gives one
 
 
 @dataclass

@@ -96,3 +96,11 @@ def record(state: State, puzzle_id: str, status: str, devices: dict[str, str]) -
     ps.status, ps.devices, ps.last_run = status, devices, now()
     if status == "pass":
         ps.passed_at = ps.last_run
+
+
+def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> None:
+    """Record a verdict: the file is read again right before writing, so what another
+    command saved meanwhile (watch mode's hint count, say) is kept."""
+    current = load()
+    record(current, puzzle_id, status, devices)
+    save(current)

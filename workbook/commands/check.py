@@ -17,7 +17,7 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
     if every == bool(puzzle_ids):
         fail(t("check.need_ids"))
     puzzles = all_puzzles() if every else [resolve(pid)[0] for pid in puzzle_ids]
-    current = load_state()
+    load_state()  # reports (and rebuilds) a corrupt progress file once, up front
     results = []
     for puzzle in puzzles:
         if not as_json:
@@ -26,10 +26,7 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
                                        sanitize=engine.sanitize_mode(sanitize)))
         results.append(result)
         if not solutions:
-            state.record(current, puzzle.id, result.status.value,
-                         {d: r.status.value for d, r in result.devices.items()})
-    if not solutions:
-        state.save(current)
+            state.remember(puzzle.id, result.status.value, {d: r.status.value for d, r in result.devices.items()})
     ok = all(r.status in OK_STATUSES for r in results)
     summary = {
         "passed": sum(r.status == Status.PASS for r in results),

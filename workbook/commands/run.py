@@ -7,6 +7,7 @@ import json
 from rich.console import Console
 
 from .. import engine, exitcodes, report, state
+from ..catalog import CatalogError
 from ..i18n import t
 from ..results import Status, to_dict
 from .common import console, fail, load_state, resolve, title
@@ -37,16 +38,14 @@ def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | No
     if part:
         try:
             puzzle.part(part)
-        except Exception as exc:  # noqa: BLE001 - CatalogError: unknown part
+        except CatalogError as exc:
             fail(str(exc))
     if not as_json:
         console.print(t("run.building", id=puzzle.id), style="dim")
     result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, part=part, seed=seed,
                                        sanitize=engine.sanitize_mode(sanitize)))
     if not solutions and not part:
-        state.record(current, puzzle.id, result.status.value,
-                     {d: r.status.value for d, r in result.devices.items()})
-        state.save(current)
+        state.remember(puzzle.id, result.status.value, {d: r.status.value for d, r in result.devices.items()})
     if as_json:
         print(json.dumps(to_dict(result), indent=2, ensure_ascii=False))
     else:
