@@ -60,8 +60,11 @@ def prepare(puzzle: Puzzle, solutions: bool = False) -> Workspace:
     overlay = edit_sources(puzzle, solutions)
     files: dict[str, Path] = {}
     for path in sorted(puzzle.dir.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            files[path.relative_to(puzzle.dir).as_posix()] = path
+        name = path.relative_to(puzzle.dir).as_posix()
+        # Text, hints, the manifest and the reference don't change what is compiled.
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".md", ".toml") \
+                and name != puzzle.reference:
+            files[name] = path
     files.update(overlay)
     digest = hashlib.sha256(toolchain.toolchain_id().encode())
     for name in sorted(files):
