@@ -78,18 +78,29 @@ def render_diagnostics(console: Console, result: PuzzleResult) -> None:
         console.print(Text.assemble((f"{diag.file}:{diag.line}:{diag.column}", "bold"), ": ",
                                     (diag.message, "red")))
         if diag.source:
-            lexer = "python" if diag.file.endswith(".py") else "mojo"
-            first = diag.source[0][0]
-            code = "\n".join(text for _, text in diag.source)
-            syntax = Syntax(code, lexer, line_numbers=True, start_line=first,
-                            highlight_lines={diag.line}, theme="ansi_dark", word_wrap=True)
-            console.print(syntax)
-            pointer = " " * (len(str(diag.source[-1][0])) + 3 + max(diag.column - 1, 0)) + "^"
-            console.print(Text(pointer, style="bold red"))
+            console.print(source_excerpt(diag))
         for note in diag.notes:
             console.print(Text("  " + t("report.note") + ": " + note, style="dim"))
     if result.compiler_output:
         console.print(Panel(result.compiler_output, title=t("report.compiler_output"), border_style="red"))
+
+
+def source_excerpt(diag) -> Text:
+    """The learner's lines around an error, highlighted, with a caret under the column."""
+    lexer = "python" if diag.file.endswith(".py") else "mojo"
+    code = "\n".join(text for _, text in diag.source)
+    lines = Syntax(code, lexer, theme="ansi_dark").highlight(code).split("\n")
+    width = len(str(diag.source[-1][0]))
+    out = Text()
+    for (number, _), line in zip(diag.source, lines):
+        mark = "❯" if number == diag.line else " "
+        out.append(f"{mark} {number:>{width}} │ ", style="bold red" if number == diag.line else "dim")
+        out.append_text(line)
+        out.append("\n")
+        if number == diag.line:
+            out.append(" " * (width + 5 + max(diag.column - 1, 0)) + "^\n", style="bold red")
+    out.rstrip()
+    return out
 
 
 def render_part(console: Console, result: PuzzleResult, part: PartResult) -> None:
