@@ -64,3 +64,15 @@ def test_a_failed_invariant_fails_the_case():
 def test_wrong_shape_fails():
     out = check_output("y", np.ones(3), np.ones(4), 1e-6, 1e-5)
     assert not out.passed
+
+
+def test_repeats_of_atomic_sums_may_differ_in_the_last_bits_but_not_beyond_tolerance():
+    from dataclasses import replace
+
+    part = replace(PART, exact_repeats=False)
+    case = {"name": "c", "params": {}, "inputs": {}}
+    exp = {"y": np.ones(8)}
+    reordered = check_case(case, part, [[np.ones(8)], [np.ones(8) + 1e-9]], exp, None)
+    assert reordered.passed and not reordered.nondeterministic
+    lost_adds = check_case(case, part, [[np.ones(8)], [np.full(8, 0.5)]], exp, None)
+    assert lost_adds.nondeterministic and not lost_adds.passed

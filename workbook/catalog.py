@@ -37,6 +37,10 @@ class Part:
     outputs: tuple[str, ...]
     atol: float
     rtol: float
+    # Repeated GPU runs must agree bit for bit, unless the kernel sums with float
+    # atomics (their order, and so the last bits, change from run to run): then
+    # every repeat must match the reference within the tolerance instead.
+    exact_repeats: bool = True
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,7 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
             outputs=tuple(_require(raw, "outputs", list, where)),
             atol=float(raw.get("atol", defaults.get("atol", 1e-6))),
             rtol=float(raw.get("rtol", defaults.get("rtol", 1e-5))),
+            exact_repeats=bool(raw.get("exact_repeats", True)),
         ))
     if not parts:
         raise ValueError("a puzzle needs at least one part")

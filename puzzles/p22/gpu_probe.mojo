@@ -1,8 +1,9 @@
-# Launches the learner's GPU kernel once, for one small shape. The workbook
-# builds this file with `mojo build --target-accelerator=...`, which
-# type-checks the GPU kernel on a machine without a GPU; it only runs where a
-# GPU is.
+# Launches the learner's GPU kernel once, for one small shape, after the
+# op's own fill kernel (NaN and zero), as the op does. The workbook builds this
+# file with `mojo build --target-accelerator=...`, which type-checks the GPU
+# kernels on a machine without a GPU; it only runs where a GPU is.
 from std.sys import argv
+from std.utils.numerics import nan
 from max.gpu.host import DeviceContext, DeviceBuffer
 from layout import TileTensor
 from layout.tile_layout import row_major, TensorLayout
@@ -13,6 +14,7 @@ from op.layernorm_linear import (
     Rows2,
     Rows3,
     TPB,
+    fill,
 )
 
 comptime BATCH = 2
@@ -69,6 +71,15 @@ def main() raises:
     var w = readonly(w_buf, row_major[OUT, HIDDEN]())
     var b = readonly(b_buf, row_major[OUT]())
     var gy = readonly(gy_buf, row_major[BATCH, SEQ, OUT]())
+
+    # What the op does before the launch: poison y and grad_input, zero the
+    # accumulated gradients.
+    fill[BATCH * SEQ * OUT, dtype, "gpu"](y.ptr, nan[dtype](), ctx)
+    fill[BATCH * SEQ * HIDDEN, dtype, "gpu"](gx.ptr, nan[dtype](), ctx)
+    fill[HIDDEN, dtype, "gpu"](ggamma.ptr, 0, ctx)
+    fill[HIDDEN, dtype, "gpu"](gbeta.ptr, 0, ctx)
+    fill[OUT * HIDDEN, dtype, "gpu"](gw.ptr, 0, ctx)
+    fill[OUT, dtype, "gpu"](gb.ptr, 0, ctx)
 
     ctx.enqueue_function[
         layernorm_linear_backward_gpu_kernel[BATCH, SEQ, HIDDEN, OUT, dtype]

@@ -289,7 +289,7 @@ def fill_kernel[size: Int, dtype: DType](
 
 
 def fill[size: Int, dtype: DType, target: StaticString](
-    ptr: UnsafePointer[Scalar[dtype], MutAnyOrigin],
+    ptr: Pointer[Scalar[dtype], MutAnyOrigin],
     value: Scalar[dtype],
     ctx: DeviceContext,
 ) raises:
