@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -121,8 +122,9 @@ def test_doctor_reports_toolchain_and_gpu(root):
 
 
 def test_korean_help_text():
+    env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_LANG", "LANG", "LC_ALL")}
     out = subprocess.run([sys.executable, "-m", "workbook", "--lang", "ko", "--help"],
-                         capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "COLUMNS": "100"})
+                         capture_output=True, text=True, env={**env, "COLUMNS": "100"})
     assert "퍼즐" in out.stdout
 
 
