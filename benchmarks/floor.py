@@ -83,13 +83,21 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the timings as JSON on the last line")
     args = parser.parse_args()
 
-    phases: dict[str, float] = {}
     work = args.work or Path(tempfile.mkdtemp(prefix="floor-p18-"))
     work.mkdir(parents=True, exist_ok=True)
+    try:
+        return run(work, args.keep_mojoc, args.json)
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def run(work: Path, keep_mojoc: bool, as_json: bool) -> int:
+    phases: dict[str, float] = {}
 
     start = time.perf_counter()
     mojoc = work / "op.mojoc"
-    if not (args.keep_mojoc and mojoc.exists()):
+    if not (keep_mojoc and mojoc.exists()):
         stage_op(work)
         mojoc = precompile(work)
     phases["precompile"] = time.perf_counter() - start
@@ -120,7 +128,7 @@ def main() -> int:
         ok = ok and matched
         print(f"{name}: {'ok' if matched else 'MISMATCH'}, max abs error {np.abs(got - expected).max():.2e}")
     phases["total"] = time.perf_counter() - T0
-    if args.json:
+    if as_json:
         print(json.dumps({"ok": ok, "devices": [d for d, _ in devices], "phases": phases}))
     else:
         print("  ".join(f"{k} {v:.2f}s" for k, v in phases.items()))

@@ -31,14 +31,28 @@ def test_clean_logs_have_no_findings():
         assert sanitizer.parse(name.split("_")[0], (DATA / name).read_text(), LEARNER) == []
 
 
-def test_memcheck_out_of_bounds_write_is_parsed():
+def test_memcheck_out_of_bounds_write_with_line_numbers():
+    """A CUDA C++ kernel built with -lineinfo: memcheck gives the file and line."""
     log = (DATA / "memcheck_out_of_bounds.log").read_text()
-    findings = sanitizer.parse("memcheck", log, {"oob.cu": "oob.cu"})
-    assert findings, log
-    first = findings[0]
-    assert first.kind.startswith("Invalid __global__ write of size 4 bytes")
-    assert first.kernel and first.line
-    assert "by thread" in first.detail
+    (finding,) = sanitizer.parse("memcheck", log, {"oob.cu": "oob.cu"})
+    assert finding.kind == "Invalid __global__ write of size 4 bytes"
+    assert (finding.kernel, finding.file, finding.line) == ("write_past_end", "oob.cu", 4)
+    assert finding.detail == "by thread (128,0,0) in block (0,0,0)"
+
+
+def test_memcheck_of_p18_writing_past_the_end():
+    """The Mojo kernel, recorded with MAX's memory pool off: the write past the end is
+    found; the failed CUDA calls that follow it are echoes and are dropped."""
+    log = (DATA / "memcheck_mojo_past_end.log").read_text()
+    (finding,) = sanitizer.parse("memcheck", log, LEARNER)
+    assert finding.kind == "Invalid __global__ write of size 4 bytes"
+    assert (finding.kernel, finding.file) == ("softmax_gpu_kernel", "puzzles/p18/op/softmax.mojo")
+    assert "by thread (127,0,0)" in finding.detail
+
+
+def test_memcheck_runs_without_maxs_memory_pool():
+    assert sanitizer.environment("memcheck") == {"MODULAR_DEVICE_CONTEXT_MEMORY_MANAGER_SIZE": "0"}
+    assert sanitizer.environment("racecheck") == {}
 
 
 def test_kernel_names_map_to_the_learners_module():
@@ -75,3 +89,11 @@ def test_sanitizer_reports_a_missing_barrier_and_passes_the_solution(root):
     racy = _check_sanitized(root, "missing_barrier").parts[0].devices["gpu"]
     assert racy.status == Status.FAIL
     assert any(f.tool == "racecheck" and f.kernel == "softmax_gpu_kernel" for f in racy.sanitizer)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(sanitizer.locate() is None, reason="needs compute-sanitizer")
+def test_sanitizer_reports_a_write_past_the_end(root):
+    past_end = _check_sanitized(root, "writes_past_end").parts[0].devices["gpu"]
+    assert past_end.status == Status.FAIL
+    assert any(f.tool == "memcheck" and f.kind.startswith("Invalid __global__ write") for f in past_end.sanitizer)

@@ -201,7 +201,8 @@ class SanitizerRuns:
         self.logs = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-"))
         for tool in tools:
             log = self.logs / f"{tool}.log"
-            run = runner.DeviceRun(ws, part, "gpu", cases[:1], 1, prefix=sanitizer.wrapper(tool, log))
+            run = runner.DeviceRun(ws, part, "gpu", cases[:1], 1, prefix=sanitizer.wrapper(tool, log),
+                                   env=sanitizer.environment(tool))
             self.runs.append((tool, log, run))
 
     def cancel(self) -> None:

@@ -44,8 +44,8 @@ class DeviceRun:
     Starting CPU and GPU runs before collecting either lets them build in parallel."""
 
     def __init__(self, ws: Workspace, part: Part, device: str, cases: list[dict], repeats: int,
-                 prefix: list[str] | None = None):
-        """`prefix` runs the child under another program (compute-sanitizer)."""
+                 prefix: list[str] | None = None, env: dict[str, str] | None = None):
+        """`prefix` runs the child under another program (compute-sanitizer), with `env` added."""
         self.part, self.device, self.cases, self.repeats = part, device, cases, repeats
         self.dir = Path(tempfile.mkdtemp(prefix=f"workbook-{ws.puzzle.id}-{device}-"))
         groups: dict[str, dict] = {}
@@ -62,7 +62,7 @@ class DeviceRun:
             "groups": list(groups.values()), "repeats": repeats,
         }
         (self.dir / "request.json").write_text(json.dumps(request))
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         self.start = time.perf_counter()
         self.proc = subprocess.Popen(
             [*(prefix or []), sys.executable, "-m", "workbook.worker", str(self.dir)],

@@ -33,6 +33,13 @@ def locate() -> Path | None:
     return None
 
 
+def environment(tool: str) -> dict[str, str]:
+    """MAX hands out device memory from a pool of its own, so a write past the end of
+    an output lands in the pool and memcheck can't see it. With no pool (seen on an
+    H100 with max 26.7), every buffer is its own allocation and the write is caught."""
+    return {"MODULAR_DEVICE_CONTEXT_MEMORY_MANAGER_SIZE": "0"} if tool in ("memcheck", "initcheck") else {}
+
+
 def wrapper(tool: str, log: Path) -> list[str]:
     """The command prefix that runs a process under one tool, its report in `log`."""
     binary = locate()
@@ -118,6 +125,10 @@ def _learner_path(printed: str, learner_files: dict[str, str]) -> str:
 
 
 def _merge(findings: list[Finding]) -> list[Finding]:
+    """One finding per kind and place. A failed CUDA call after a real error is its
+    echo ("Program hit CUDA_ERROR_LAUNCH_FAILED"), dropped when the cause is there."""
+    if any(not f.kind.startswith("Program hit") for f in findings):
+        findings = [f for f in findings if not f.kind.startswith("Program hit")]
     merged: dict[tuple, Finding] = {}
     for f in findings:
         key = (f.tool, f.kind, f.kernel, f.file, f.line)

@@ -15,6 +15,7 @@ from op.layernorm_linear import (
     Rows3,
     TPB,
     fill,
+    halve,
 )
 
 comptime BATCH = 2
@@ -88,6 +89,8 @@ def main() raises:
         grid_dim=(BATCH, SEQ),
         block_dim=TPB,
     )
+    # ...and after it, as the op does after its second launch.
+    halve[OUT * HIDDEN, dtype](gw.ptr, ctx)
     ctx.synchronize()
     # Instantiate the CPU kernel too (never run), so its type errors show here.
     if len(argv()) > 1000:

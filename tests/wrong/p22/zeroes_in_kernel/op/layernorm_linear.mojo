@@ -320,6 +320,29 @@ def fill[size: Int, dtype: DType, target: StaticString](
             flat[i] = value
 
 
+def halve_kernel[size: Int, dtype: DType](
+    buffer: TileTensor[mut=True, dtype, Rows1[size], MutAnyOrigin],
+):
+    """Halve every element of a flat buffer."""
+    var i = Int(block_idx.x) * FILL_BLOCK + Int(thread_idx.x)
+    if i < size:
+        buffer[i] = buffer[i][0] * Scalar[dtype](0.5)
+
+
+def halve[size: Int, dtype: DType](
+    ptr: Pointer[Scalar[dtype], MutAnyOrigin], ctx: DeviceContext
+) raises:
+    """Halve `size` elements from `ptr` on the GPU."""
+    var flat = TileTensor[mut=True, dtype, Rows1[size], MutAnyOrigin](
+        ptr, row_major[size]()
+    )
+    ctx.enqueue_function[halve_kernel[size, dtype]](
+        flat,
+        grid_dim=(size + FILL_BLOCK - 1) // FILL_BLOCK,
+        block_dim=FILL_BLOCK,
+    )
+
+
 @extensibility.register("layernorm_linear_backward")
 struct LayerNormLinearBackwardOp:
     @staticmethod
@@ -404,24 +427,34 @@ struct LayerNormLinearBackwardOp:
         )
 
         comptime if target == "gpu":
-            ctx.enqueue_function[
-                layernorm_linear_backward_gpu_kernel[batch, seq, hidden, out_dim, dtype]
-            ](
-                output_t,
-                grad_input_t,
-                grad_ln_weight_t,
-                grad_ln_bias_t,
-                grad_weight_t,
-                grad_bias_t,
-                x_t,
-                ln_weight_t,
-                ln_bias_t,
-                weight_t,
-                bias_t,
-                grad_output_t,
-                grid_dim=(batch, seq),
-                block_dim=TPB,
-            )
+            # The kernel runs twice on the once-zeroed gradients, and their sums
+            # are halved afterwards. A correct kernel adds its shares twice and
+            # lands on the same answer; a kernel that zeroes the gradients itself
+            # (from block (0, 0), say) wipes out the first launch's shares, so the
+            # check sees that race every time rather than once in a while.
+            for _ in range(2):
+                ctx.enqueue_function[
+                    layernorm_linear_backward_gpu_kernel[batch, seq, hidden, out_dim, dtype]
+                ](
+                    output_t,
+                    grad_input_t,
+                    grad_ln_weight_t,
+                    grad_ln_bias_t,
+                    grad_weight_t,
+                    grad_bias_t,
+                    x_t,
+                    ln_weight_t,
+                    ln_bias_t,
+                    weight_t,
+                    bias_t,
+                    grad_output_t,
+                    grid_dim=(batch, seq),
+                    block_dim=TPB,
+                )
+            halve[hidden, dtype](grad_ln_weight.unsafe_ptr(), ctx)
+            halve[hidden, dtype](grad_ln_bias.unsafe_ptr(), ctx)
+            halve[out_dim * hidden, dtype](grad_weight.unsafe_ptr(), ctx)
+            halve[out_dim, dtype](grad_bias.unsafe_ptr(), ctx)
         else:
             layernorm_linear_backward_cpu_kernel[batch, seq, hidden, out_dim, dtype](
                 output_t,
