@@ -40,8 +40,8 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
                          indent=2, ensure_ascii=False))
     else:
         console.print(report.summary_table(results, {p.id: title(p) for p in puzzles}))
-        console.print(t("check.summary", passed=summary["passed"], total=summary["total"],
-                        compiled=summary["compiled_only"]))
+        key = "check.summary_compiled" if summary["compiled_only"] else "check.summary"
+        console.print(t(key, passed=summary["passed"], total=summary["total"], compiled=summary["compiled_only"]))
         for r in results:
             if r.status not in OK_STATUSES:
                 console.print(t("check.see_run", id=r.id), style="dim")
