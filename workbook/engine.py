@@ -95,35 +95,53 @@ def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
     rng = np.random.default_rng(seed)
     need_probe = any("gpu" in p.devices for p in parts) and (gpu is None or gate)
 
+    # Every child process starts now, so the CPU and GPU builds (and racecheck)
+    # overlap; the GPU probe compiles meanwhile where no GPU will run the kernels.
     with ThreadPoolExecutor(max_workers=1) as pool:
         probe_future = pool.submit(build.probe, ws) if need_probe else None
-        planned = []  # (part, cases, {device: DeviceRun or None})
-        for part in parts:
-            cases = reference.cases(rng, part.id)
-            runs = {}
-            for device in part.devices:
-                runnable = device == "cpu" or (gpu is not None and not gate)
-                repeats = puzzle.repeats if device == "gpu" else 1
-                runs[device] = runner.DeviceRun(ws, part, device, cases, repeats) if runnable else None
-            checks = SanitizerRuns(ws, part, cases, options.sanitize, runs.get("gpu") is not None)
-            planned.append((part, cases, runs, checks))
+        planned = [_start(ws, part, reference.cases(rng, part.id), puzzle.repeats, options, gpu, gate)
+                   for part in parts]
         probe = probe_future.result() if probe_future else None
-        if probe is not None and not probe.ok:
-            for _, _, runs, checks in planned:
-                checks.cancel()
-                for run in runs.values():
-                    if run:
-                        run.cancel()
-            return _compile_failed(result, probe, parts, start)
-        for part, cases, runs, checks in planned:
-            devices = {d: _device_result(d, run, part, cases, reference, gpu, gate) for d, run in runs.items()}
-            if "gpu" in devices:
-                checks.collect(devices["gpu"])
-            result.parts.append(PartResult(part.id, _part_status(devices), devices, part.atol, part.rtol))
+    if probe is not None and not probe.ok:
+        for plan in planned:
+            plan.cancel()
+        return _compile_failed(result, probe, parts, start)
+    for plan in planned:
+        devices = {d: _device_result(d, run, plan.part, plan.cases, reference, gpu, gate)
+                   for d, run in plan.runs.items()}
+        if "gpu" in devices:
+            plan.sanitizer.collect(devices["gpu"])
+        result.parts.append(PartResult(plan.part.id, _part_status(devices), devices, plan.part.atol, plan.part.rtol))
 
     result.status = _puzzle_status([p.status for p in result.parts])
     result.seconds = time.perf_counter() - start
     return result
+
+
+@dataclass
+class _Started:
+    """One part's child processes, started and not yet collected."""
+
+    part: Part
+    cases: list[dict]
+    runs: dict[str, runner.DeviceRun | None]  # None: this device can't run it here
+    sanitizer: SanitizerRuns
+
+    def cancel(self) -> None:
+        self.sanitizer.cancel()
+        for run in self.runs.values():
+            if run:
+                run.cancel()
+
+
+def _start(ws: build.Workspace, part: Part, cases: list[dict], repeats: int, options: Options,
+           gpu: toolchain.Gpu | None, gate: str) -> _Started:
+    runs: dict[str, runner.DeviceRun | None] = {}
+    for device in part.devices:
+        runnable = device == "cpu" or (gpu is not None and not gate)
+        runs[device] = runner.DeviceRun(ws, part, device, cases, repeats if device == "gpu" else 1) \
+            if runnable else None
+    return _Started(part, cases, runs, SanitizerRuns(ws, part, cases, options.sanitize, runs.get("gpu") is not None))
 
 
 def _compile_failed(result: PuzzleResult, compiled: build.CompileResult, parts: list[Part],
