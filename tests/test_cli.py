@@ -190,3 +190,14 @@ def test_run_json_and_progress_after_a_pass(root):
     # With p18 passed, `run` with no id goes on to the next pending puzzle.
     nxt = invoke("run", "--json")
     assert json.loads(nxt.output)["id"] != "p18"
+
+
+def test_a_deleted_learner_file_is_bad_input_and_reset_brings_it_back(root):
+    learner = root / "puzzles/p18/op/softmax.mojo"
+    learner.unlink()
+    result = invoke("run", "p18")
+    assert result.exit_code == exitcodes.BAD_INPUT
+    assert "workbook reset p18" in result.output
+    assert invoke("check", "p18").exit_code == exitcodes.BAD_INPUT
+    assert invoke("reset", "p18", "--yes").exit_code == 0
+    assert learner.exists()

@@ -167,9 +167,9 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
     if pid != folder.name:
         raise ValueError(f"id '{pid}' does not match its folder '{folder.name}'")
     edit = tuple(_require(data, "edit", list, "the manifest"))
-    for name in edit:
-        if not (folder / name).exists():
-            raise ValueError(f"edit file '{name}' does not exist")
+    for name in edit:  # the learner's copy may be missing: `workbook reset` puts it back
+        if not (solution_dir / name).exists():
+            raise ValueError(f"edit file '{name}' has no solution in {solution_dir}")
     package = _require(data, "package", str, "the manifest")
     if not (folder / package / "__init__.mojo").exists():
         raise ValueError(f"package '{package}' needs an __init__.mojo")

@@ -7,7 +7,7 @@ import json
 from .. import engine, exitcodes, report, state
 from ..i18n import t
 from ..results import Status, to_dict
-from .common import all_puzzles, console, fail, load_state, resolve, title
+from .common import all_puzzles, console, fail, load_state, require_learner_files, resolve, title
 
 OK_STATUSES = (Status.PASS, Status.COMPILED)
 
@@ -17,6 +17,9 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
     if every == bool(puzzle_ids):
         fail(t("check.need_ids"))
     puzzles = all_puzzles() if every else [resolve(pid)[0] for pid in puzzle_ids]
+    if not solutions:
+        for puzzle in puzzles:
+            require_learner_files(puzzle)
     load_state()  # reports (and rebuilds) a corrupt progress file once, up front
     results = []
     for puzzle in puzzles:

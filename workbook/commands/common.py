@@ -32,6 +32,15 @@ def resolve(text: str) -> tuple[catalog.Puzzle, str | None]:
         fail(str(exc))
 
 
+def require_learner_files(puzzle: catalog.Puzzle) -> None:
+    """A learner file deleted by mistake is bad input with a way out, not a crash."""
+    missing = [f for f in puzzle.learner_files() if not f.exists()]
+    if missing:
+        from ..backups import relative
+
+        fail(t("error.missing_file", file=relative(missing[0]), id=puzzle.id))
+
+
 def all_puzzles() -> list[catalog.Puzzle]:
     try:
         return catalog.all_puzzles()

@@ -10,7 +10,7 @@ from .. import engine, exitcodes, report, state
 from ..catalog import CatalogError
 from ..i18n import t
 from ..results import Status, to_dict
-from .common import console, fail, load_state, resolve, title
+from .common import console, fail, load_state, require_learner_files, resolve, title
 
 OK_STATUSES = (Status.PASS, Status.COMPILED)
 
@@ -40,6 +40,8 @@ def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | No
             puzzle.part(part)
         except CatalogError as exc:
             fail(str(exc))
+    if not solutions:
+        require_learner_files(puzzle)
     if not as_json:
         console.print(t("run.building", id=puzzle.id), style="dim")
     result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, part=part, seed=seed,
