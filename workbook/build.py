@@ -87,8 +87,12 @@ def prepare(puzzle: Puzzle, solutions: bool = False) -> Workspace:
 
 
 def _path_map(ws: Workspace) -> dict[str, Path]:
+    """Build-folder paths of the learner's files -> the files themselves. Only those:
+    an error reported in the puzzle's own probe is moved to the learner's line."""
     mapping: dict[str, Path] = {}
     for name, real in ws.sources.items():
+        if name not in ws.puzzle.edit:
+            continue
         mapping[name] = real
         mapping[str(ws.dir / name)] = real
     return mapping

@@ -232,7 +232,7 @@ class SanitizerRuns:
         if not self.runs:
             return
         learner = {name: str(path.relative_to(root())) if path.is_relative_to(root()) else str(path)
-                   for name, path in self.ws.sources.items()}
+                   for name, path in self.ws.sources.items() if name in self.ws.puzzle.edit}
         findings, problems = [], []
         for tool, log, run in self.runs:
             raw = run.collect()
