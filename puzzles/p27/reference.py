@@ -41,21 +41,27 @@ def _bins(x: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+def _named(names: tuple[str, str]) -> dict:
+    """A case's name (English, used as its id) and its label in both languages."""
+    en, ko = names
+    return {"name": en, "label": {"en": en, "ko": ko}}
+
+
 def _sum_cases(rng: np.random.Generator) -> list[dict]:
-    def case(name, a, b):
-        return {"name": name, "params": PARAMS, "inputs": {"a": _f32(a), "b": _f32(b)}}
+    def case(names, a, b):
+        return {**_named(names), "params": PARAMS, "inputs": {"a": _f32(a), "b": _f32(b)}}
 
     idx = np.arange(SIZE)
     last_only = np.zeros(SIZE)
     last_only[-1] = 1.0
     halves = rng.uniform(-1.0, 1.0, size=SIZE // 2)
     return [
-        case("random normal", rng.normal(size=SIZE), rng.normal(size=SIZE)),
-        case("ones (every thread counts)", np.ones(SIZE), np.ones(SIZE)),
-        case("1..8 times alternating signs (exact: -64)", idx % 8 + 1, np.where(idx % 2 == 0, 1.0, -1.0)),
-        case("only the last pair is nonzero", rng.uniform(1.0, 2.0, size=SIZE), last_only),
-        case("large positive", rng.uniform(100.0, 1000.0, size=SIZE), rng.uniform(1.0, 10.0, size=SIZE)),
-        case("cancels to 0", np.concatenate([halves, halves]),
+        case(("random normal", "정규분포 난수"), rng.normal(size=SIZE), rng.normal(size=SIZE)),
+        case(("ones (every thread counts)", "모두 1 (모든 스레드가 더해져야 함)"), np.ones(SIZE), np.ones(SIZE)),
+        case(("1..8 times alternating signs (exact: -64)", "1..8 곱하기 번갈아 바뀌는 부호 (정확히 -64)"), idx % 8 + 1, np.where(idx % 2 == 0, 1.0, -1.0)),
+        case(("only the last pair is nonzero", "마지막 쌍만 0이 아님"), rng.uniform(1.0, 2.0, size=SIZE), last_only),
+        case(("large positive", "큰 양수"), rng.uniform(100.0, 1000.0, size=SIZE), rng.uniform(1.0, 10.0, size=SIZE)),
+        case(("cancels to 0", "합이 0으로 상쇄됨"), np.concatenate([halves, halves]),
              np.concatenate([np.ones(SIZE // 2), -np.ones(SIZE // 2)])),
     ]
 
@@ -71,8 +77,8 @@ def _bin_edges(rng: np.random.Generator) -> np.ndarray:
 
 
 def _prefix_sum_cases(rng: np.random.Generator) -> list[dict]:
-    def case(name, x, target):
-        return {"name": name, "params": PARAMS,
+    def case(names, x, target):
+        return {**_named(names), "params": PARAMS,
                 "inputs": {"x": _f32(x), "target_bin": np.array([target], dtype=np.int32)}}
 
     uniform = rng.uniform(0.0, 1.0, size=SIZE)
@@ -82,28 +88,28 @@ def _prefix_sum_cases(rng: np.random.Generator) -> list[dict]:
     no_five[_bins(_f32(no_five)) == 5] = 0.25
     last_only = rng.uniform(0.0, 1 / NUM_BINS, size=SIZE)
     last_only[-1] = 0.9
-    cases = [case(f"uniform, bin {k}", uniform, k) for k in range(NUM_BINS)]
-    cases += [case(f"values on bin edges, bin {k}", edges, k) for k in range(NUM_BINS)]
+    cases = [case((f"uniform, bin {k}", f"균등분포, 구간 {k}"), uniform, k) for k in range(NUM_BINS)]
+    cases += [case((f"values on bin edges, bin {k}", f"구간 경계의 값, 구간 {k}"), edges, k) for k in range(NUM_BINS)]
     cases += [
-        case("every value in bin 3", full, 3),
-        case("empty bin 5", no_five, 5),
-        case("only the last value in bin 7", last_only, 7),
+        case(("every value in bin 3", "모든 값이 구간 3에"), full, 3),
+        case(("empty bin 5", "빈 구간 5"), no_five, 5),
+        case(("only the last value in bin 7", "마지막 값만 구간 7에"), last_only, 7),
     ]
     return cases
 
 
 def _broadcast_cases(rng: np.random.Generator) -> list[dict]:
-    def case(name, x):
-        return {"name": name, "params": PARAMS, "inputs": {"x": _f32(x)}}
+    def case(names, x):
+        return {**_named(names), "params": PARAMS, "inputs": {"x": _f32(x)}}
 
     outlier = np.ones(SIZE)
     outlier[-1] = 1000.0
     return [
-        case("1..8 repeating (mean 4.5)", np.arange(SIZE) % 8 + 1),
-        case("random positive", rng.uniform(0.5, 2.0, size=SIZE)),
-        case("wide range (log-normal)", rng.lognormal(0.0, 2.0, size=SIZE)),
-        case("one outlier at the end", outlier),
-        case("large values", rng.uniform(1e4, 1e5, size=SIZE)),
+        case(("1..8 repeating (mean 4.5)", "1..8 반복 (평균 4.5)"), np.arange(SIZE) % 8 + 1),
+        case(("random positive", "양수 난수"), rng.uniform(0.5, 2.0, size=SIZE)),
+        case(("wide range (log-normal)", "넓은 범위 (로그 정규분포)"), rng.lognormal(0.0, 2.0, size=SIZE)),
+        case(("one outlier at the end", "맨 끝에 이상값 하나"), outlier),
+        case(("large values", "큰 값"), rng.uniform(1e4, 1e5, size=SIZE)),
     ]
 
 
@@ -149,11 +155,11 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------
 
 
-def invariants(case: dict, outputs: dict[str, np.ndarray], part: str) -> list[tuple[str, bool, str]]:
+def invariants(case: dict, outputs: dict[str, np.ndarray], part: str) -> list[tuple[dict, bool, str]]:
     if part == "broadcast":
         mean = float(np.mean(np.asarray(outputs["normalized"], dtype=np.float64)))
         ok = bool(np.isfinite(mean) and abs(mean - 1.0) <= 1e-5)
-        return [("output mean is 1", ok, f"mean = {mean:.7f}")]
+        return [({"en": "output mean is 1", "ko": "출력의 평균이 1"}, ok, f"mean = {mean:.7f}")]
     if part == "prefix_sum":
         x = case["inputs"]["x"]
         _, want = _packed(x, int(case["inputs"]["target_bin"][0]))
@@ -171,7 +177,8 @@ def invariants(case: dict, outputs: dict[str, np.ndarray], part: str) -> list[tu
             wrong = int(np.sum(head != in_order))
             detail = f"{wrong} of the first {want} entries are not the matches in order"
         return [
-            ("count equals NumPy's count", count_ok, f"count = {got_count:g}, NumPy: {want}"),
-            ("packed keeps the original order", order_ok, detail),
+            ({"en": "count equals NumPy's count", "ko": "count가 NumPy의 개수와 같음"}, count_ok,
+             f"count = {got_count:g}, NumPy: {want}"),
+            ({"en": "packed keeps the original order", "ko": "packed가 원래 순서를 지킴"}, order_ok, detail),
         ]
     return []
