@@ -110,6 +110,21 @@ def test_error_only_a_target_compile_finds_is_reported_without_running(root):
     assert "barrier" in diag.message
 
 
+def test_an_endless_loop_times_out_and_the_next_puzzle_still_runs(root, monkeypatch):
+    from workbook import runner
+
+    monkeypatch.setattr(runner, "RUN_TIMEOUT", 3.0)
+    put_solution(root, "p18")
+    put_wrong(root, "p18", "endless_loop")
+    result = check()
+    assert result.status == Status.TIMEOUT
+    assert "endless loop" in result.devices["cpu"].reason
+    import psutil
+
+    assert not [p for p in psutil.Process().children(recursive=True) if p.is_running()
+                and p.status() != psutil.STATUS_ZOMBIE]  # the stuck worker was killed
+
+
 @pytest.mark.gpu
 def test_missing_barrier_fails_on_the_gpu(root):
     put_solution(root, "p18")
