@@ -140,7 +140,6 @@ class PuzzleResult:
     seed: int = 0
     solutions: bool = False
     seconds: float = 0.0
-    message: str = ""  # a sentence for statuses with no parts (not_started, compile_error)
 
     @property
     def devices(self) -> dict[str, DeviceResult]:
@@ -167,16 +166,11 @@ def _max(a: float | None, b: float | None) -> float | None:
 
 
 def to_dict(result: PuzzleResult) -> dict:
-    """The JSON form of a puzzle result (the `--json` schema)."""
+    """The JSON form of a puzzle result (the `--json` schema). Statuses are str enums,
+    so they serialize as their plain values ("pass", "compiled", ...)."""
     data = asdict(result)
-    data["status"] = result.status.value
     data["devices"] = {
-        name: {k: (v.value if isinstance(v, Status) else v)
-               for k, v in asdict(d).items() if k not in ("cases", "repeats", "seconds")}
+        name: {k: v for k, v in asdict(d).items() if k not in ("cases", "repeats", "seconds", "reason_keys")}
         for name, d in result.devices.items()
     }
-    for part, raw in zip(result.parts, data["parts"]):
-        raw["status"] = part.status.value
-        for name, dev in part.devices.items():
-            raw["devices"][name]["status"] = dev.status.value
     return data
