@@ -76,8 +76,8 @@ def main() -> None:
         for name, setup, command in VIEWS:
             if args.only and name not in args.only:
                 continue
-            prepare(root, setup)
             for lang in ("en", "ko"):
+                prepare(root, setup)  # afresh for each language: both see the same state
                 console = Console(record=True, width=WIDTH, force_terminal=True, color_system="truecolor")
                 console.print(Text.from_ansi(capture(root, lang, command)))
                 svg = args.out / f"{name}.{lang}.svg"
