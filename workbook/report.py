@@ -239,7 +239,7 @@ def render_case_detail(console: Console, case: CaseResult) -> None:
 
 def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
     """The terse table of `workbook check`."""
-    table = Table(box=box.ROUNDED)
+    table = Table(box=box.SIMPLE_HEAVY)
     table.add_column(t("report.col.puzzle"))
     table.add_column(t("report.col.title"))
     table.add_column(t("report.col.status"))
