@@ -64,11 +64,14 @@ class DeviceRun:
         (self.dir / "request.json").write_text(json.dumps(request))
         env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         self.start = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [*(prefix or []), sys.executable, "-m", "workbook.worker", str(self.dir)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-            cwd=str(Path(__file__).resolve().parent.parent),
-        )
+        # The child's output goes to a file: a pipe nobody reads until the end would
+        # fill up and stall a chatty compile.
+        with open(self.dir / "log.txt", "wb") as log:
+            self.proc = subprocess.Popen(
+                [*(prefix or []), sys.executable, "-m", "workbook.worker", str(self.dir)],
+                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                cwd=str(Path(__file__).resolve().parent.parent),
+            )
 
     def _phase(self) -> tuple[str, float]:
         try:
@@ -106,7 +109,7 @@ class DeviceRun:
         if timed_out:
             self.cancel()
             return RawRun("timeout", timed_out, seconds=seconds)
-        log = self.proc.stdout.read().decode(errors="replace") if self.proc.stdout else ""
+        log = (self.dir / "log.txt").read_text(errors="replace")
         result_file = self.dir / "result.json"
         if not result_file.exists():
             code = self.proc.returncode
