@@ -35,6 +35,7 @@ author_app = typer.Typer(help=t("help.author"), no_args_is_help=True)
 app.add_typer(author_app, name="author")
 
 PUZZLE = typer.Argument(..., help=t("help.arg.puzzle"), show_default=False)
+PUZZLE_OPTIONAL = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False)
 SOLUTIONS = typer.Option(False, "--solutions", help=t("help.opt.solutions"))
 JSON = typer.Option(False, "--json", help=t("help.opt.json"))
 SEED = typer.Option(None, "--seed", help=t("help.opt.seed"))
@@ -70,7 +71,7 @@ def show(puzzle: str = PUZZLE) -> None:
 
 @app.command(help=t("help.run"))
 def run(
-    puzzle: str | None = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
+    puzzle: str | None = PUZZLE_OPTIONAL,
     part: str | None = typer.Option(None, "--part", help=t("help.opt.part")),
     solutions: bool = SOLUTIONS,
     seed: int | None = SEED,
@@ -120,7 +121,7 @@ def hint(
 
 @app.command(help=t("help.watch"))
 def watch(
-    puzzle: str | None = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
+    puzzle: str | None = PUZZLE_OPTIONAL,
 ) -> None:
     from .commands.watch import watch as run_watch
 
@@ -143,7 +144,7 @@ def doctor() -> None:
 
 @app.command(help=t("help.backups"))
 def backups(
-    puzzle: str | None = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False),
+    puzzle: str | None = PUZZLE_OPTIONAL,
 ) -> None:
     from .commands.backups_ import list_backups
 

@@ -41,13 +41,11 @@ def sanitize_mode(flag: bool | None) -> str:
 
 def is_untouched(puzzle: Puzzle) -> bool:
     """True when every learner file is still exactly the skeleton."""
-    for learner, solution in zip(puzzle.learner_files(), puzzle.solution_files()):
-        try:
-            if learner.read_text(encoding="utf-8") != skeleton.derive_skeleton(solution.read_text(encoding="utf-8")):
-                return False
-        except (OSError, skeleton.MarkerError):
-            return False
-    return True
+    try:
+        return all(skeleton.is_skeleton(learner, skeleton.skeleton_of(solution))
+                   for learner, solution in zip(puzzle.learner_files(), puzzle.solution_files()))
+    except (OSError, skeleton.MarkerError):
+        return False
 
 
 def load_reference(puzzle: Puzzle):

@@ -34,6 +34,10 @@ SEVERITY = [
 ]
 
 
+# Verdicts `run` and `check` accept (exit 0): passed, or compiled with no GPU to run it.
+PASSING = (Status.PASS, Status.COMPILED)
+
+
 def worst(statuses: list[Status]) -> Status:
     return min(statuses, key=SEVERITY.index) if statuses else Status.NOT_RUN
 

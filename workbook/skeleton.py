@@ -11,6 +11,7 @@ A solution file marks each gap:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 BEGIN = re.compile(r"^(\s*)# FILL IN\b")
 END = re.compile(r"^\s*# END FILL IN\s*$")
@@ -63,3 +64,13 @@ def clean_solution(solution: str) -> str:
 
 def count_gaps(text: str) -> int:
     return sum(1 for line in text.splitlines() if BEGIN.match(line) and not END.match(line))
+
+
+def skeleton_of(solution: Path) -> str:
+    """The skeleton a solution file derives: what the learner starts from."""
+    return derive_skeleton(solution.read_text(encoding="utf-8"))
+
+
+def is_skeleton(learner: Path, text: str) -> bool:
+    """True when the learner's file exists and is exactly `text` (a derived skeleton)."""
+    return learner.exists() and learner.read_text(encoding="utf-8") == text

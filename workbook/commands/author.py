@@ -14,11 +14,11 @@ def drift(puzzles) -> list[str]:
     for puzzle in puzzles:
         for learner, solution in zip(puzzle.learner_files(), puzzle.solution_files()):
             try:
-                expected = skeleton.derive_skeleton(solution.read_text(encoding="utf-8"))
+                expected = skeleton.skeleton_of(solution)
             except (OSError, skeleton.MarkerError) as exc:
                 wrong.append(f"{relative(solution)}: {exc}")
                 continue
-            if not learner.exists() or learner.read_text(encoding="utf-8") != expected:
+            if not skeleton.is_skeleton(learner, expected):
                 wrong.append(relative(learner))
     return wrong
 
@@ -28,8 +28,8 @@ def sync(puzzle_ids: list[str]) -> int:
     for puzzle in puzzles:
         changed = {}
         for name, learner, solution in zip(puzzle.edit, puzzle.learner_files(), puzzle.solution_files()):
-            text = skeleton.derive_skeleton(solution.read_text(encoding="utf-8"))
-            if not learner.exists() or learner.read_text(encoding="utf-8") != text:
+            text = skeleton.skeleton_of(solution)
+            if not skeleton.is_skeleton(learner, text):
                 changed[name] = text
                 console.print(t("author.wrote", file=relative(learner)))
         if changed:  # the files replaced are kept, like every other command that writes

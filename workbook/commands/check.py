@@ -6,10 +6,8 @@ import json
 
 from .. import engine, exitcodes, report, state
 from ..i18n import t
-from ..results import Status, to_dict
+from ..results import PASSING, Status, to_dict
 from .common import all_puzzles, console, fail, load_state, require_learner_files, resolve, title
-
-OK_STATUSES = (Status.PASS, Status.COMPILED)
 
 
 def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None, as_json: bool,
@@ -30,11 +28,11 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
         results.append(result)
         if not solutions:
             state.remember(puzzle.id, result.status.value, {d: r.status.value for d, r in result.devices.items()})
-    ok = all(r.status in OK_STATUSES for r in results)
+    ok = all(r.status in PASSING for r in results)
     summary = {
         "passed": sum(r.status == Status.PASS for r in results),
         "compiled_only": sum(r.status == Status.COMPILED for r in results),
-        "failed": sum(r.status not in OK_STATUSES for r in results),
+        "failed": sum(r.status not in PASSING for r in results),
         "total": len(results),
         "ok": ok,
     }
@@ -46,7 +44,7 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
         key = "check.summary_compiled" if summary["compiled_only"] else "check.summary"
         console.print(t(key, passed=summary["passed"], total=summary["total"], compiled=summary["compiled_only"]))
         for r in results:
-            if r.status not in OK_STATUSES:
+            if r.status not in PASSING:
                 console.print(t("check.see_run", id=r.id), style="dim")
                 break
     return exitcodes.OK if ok else exitcodes.FAILED

@@ -12,8 +12,7 @@ def reset(puzzle_id: str, yes: bool) -> int:
     if not confirm(t("reset.ask", id=puzzle.id), yes):
         console.print(t("reset.cancelled"))
         return exitcodes.OK
-    fresh = {name: skeleton.derive_skeleton(path.read_text(encoding="utf-8"))
-             for name, path in zip(puzzle.edit, puzzle.solution_files())}
+    fresh = {name: skeleton.skeleton_of(path) for name, path in zip(puzzle.edit, puzzle.solution_files())}
     backup = backups.write_files(puzzle, fresh, "reset")
     console.print(t("reset.done", id=puzzle.id, backup=backups.relative(backup.dir)))
     return exitcodes.OK

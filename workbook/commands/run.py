@@ -9,10 +9,8 @@ from rich.console import Console
 from .. import engine, exitcodes, report, state
 from ..catalog import CatalogError
 from ..i18n import t
-from ..results import Status, to_dict
+from ..results import PASSING, Status, to_dict
 from .common import console, fail, load_state, require_learner_files, resolve, title
-
-OK_STATUSES = (Status.PASS, Status.COMPILED)
 
 
 def next_pending(puzzles, current: state.State):
@@ -53,7 +51,7 @@ def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | No
     else:
         report.render_result(console, result, title(puzzle))
         next_step(console, result, puzzle.id)
-    return exitcodes.OK if result.status in OK_STATUSES else exitcodes.FAILED
+    return exitcodes.OK if result.status in PASSING else exitcodes.FAILED
 
 
 def next_step(out: Console, result, puzzle_id: str) -> None:
