@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .catalog import Puzzle, root
-from .state import state_dir
+from . import settings
+from .catalog import Puzzle
 
 
 @dataclass
@@ -27,7 +27,7 @@ class Backup:
 
 
 def backups_dir() -> Path:
-    return state_dir() / "backups"
+    return settings.state_dir() / "backups"
 
 
 def create(puzzle: Puzzle, reason: str) -> Backup:
@@ -84,6 +84,6 @@ def write_files(puzzle: Puzzle, contents: dict[str, str], reason: str) -> Backup
 
 def relative(path: Path) -> str:
     try:
-        return str(path.relative_to(root()))
+        return str(path.relative_to(settings.root()))
     except ValueError:
         return str(path)

@@ -1,12 +1,16 @@
-"""Building a puzzle: a quick Mojo compile before the slow graph build.
+"""Building a puzzle: every artefact keyed by exactly what it is built from.
 
-`prepare` copies the puzzle into a build folder named by the hash of its
-contents (with the learner's or the solution's files), then:
-- `mojo precompile` packages the Mojo code as a `.mojoc` that MAX loads fast,
-  and surfaces parse and type errors in seconds;
-- `probe` builds the puzzle's GPU probe for a GPU target, which type-checks
-  every GPU kernel even on a machine with no GPU.
-Both results are cached by content: an unchanged puzzle is never recompiled.
+- `sources()` copies the puzzle's Mojo files (the learner's or the solution's)
+  into a folder named by their hash: `src/` as written, `sim/` with the
+  imports pointed at the simulator. An edit to a Python file, the text or the
+  reference leaves this folder, and everything built in it, untouched.
+- `launcher()` writes a generated launcher (workbook/launcher.py) and builds it
+  with `mojo build`, keyed by the generated text, the support code and the
+  target: unchanged code is never rebuilt.
+- `precompile()` packages an op puzzle's Mojo code as a `.mojoc` for MAX,
+  whose graph cache is keyed by that file's path: the same Mojo, the same path.
+- `python_files()` copies an op puzzle's Python files (the graph) into a
+  folder named by their hash, for the graph stage.
 """
 
 from __future__ import annotations
@@ -14,26 +18,34 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import diagnostics, toolchain
-from .catalog import Puzzle, root
+from . import diagnostics, settings, simimports, toolchain
+from .catalog import Puzzle
+from .i18n import Msg, msg
+from .launcher import Plan, generate
+from .processes import Children
 from .results import Diagnostic
-
-COMPILE_TIMEOUT = 300
 
 
 @dataclass
-class Workspace:
-    """A puzzle's files as they will be compiled, in a folder of their own."""
+class Sources:
+    """A puzzle's Mojo sources as they will be compiled, in a folder of their own."""
 
     puzzle: Puzzle
     dir: Path
     digest: str
-    sources: dict[str, Path]  # relative name in the build folder -> the real file shown to the learner
+    files: dict[str, Path]  # name relative to the puzzle -> the file shown to the learner
+    sim_problem: simimports.Unsupported | None = None  # why the simulator can't run this code
+
+    @property
+    def src(self) -> Path:
+        return self.dir / "src"
+
+    @property
+    def sim(self) -> Path:
+        return self.dir / "sim"
 
     @property
     def mojoc(self) -> Path:
@@ -41,98 +53,178 @@ class Workspace:
 
 
 @dataclass
-class CompileResult:
+class Built:
     ok: bool
-    seconds: float
-    cached: bool
+    seconds: float = 0.0
+    cached: bool = False
+    binary: Path | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    output: str = ""
+    output: str = ""  # the compiler's words when no diagnostic could be parsed
+    problem: Msg | None = None  # a failure that is not the learner's code (a timeout, no compiler)
 
 
-def edit_sources(puzzle: Puzzle, solutions: bool) -> dict[str, Path]:
-    """The files that stand in for the puzzle's edit list: the learner's or the solution's."""
-    base = puzzle.solution_dir if solutions else puzzle.dir
-    return {name: base / name for name in puzzle.edit}
+def _chosen(puzzle: Puzzle, solutions: bool, names: list[str]) -> dict[str, Path]:
+    """Each file from the puzzle folder, except the learner files: from solutions/ if asked."""
+    chosen = {}
+    for name in names:
+        chosen[name] = (puzzle.solution_dir if solutions and name in puzzle.edit else puzzle.dir) / name
+    return chosen
 
 
-def prepare(puzzle: Puzzle, solutions: bool = False) -> Workspace:
-    """Copy the puzzle and the chosen edit files into a content-addressed build folder."""
-    overlay = edit_sources(puzzle, solutions)
-    files: dict[str, Path] = {}
-    for path in sorted(puzzle.dir.rglob("*")):
-        name = path.relative_to(puzzle.dir).as_posix()
-        # Text, hints, the manifest and the reference don't change what is compiled.
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".md", ".toml") \
-                and name != puzzle.reference:
-            files[name] = path
-    files.update(overlay)
-    digest = hashlib.sha256(toolchain.toolchain_id().encode())
+def _digest(files: dict[str, Path], *extra: str) -> str:
+    h = hashlib.sha256("\0".join((toolchain.toolchain_id(), *extra)).encode())
     for name in sorted(files):
-        digest.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
-    key = digest.hexdigest()[:16]
-    folder = toolchain.cache_dir() / "build" / f"{puzzle.id}-{key}"
-    if not (folder / ".complete").exists():
-        staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
+        h.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _materialize(folder: Path, write) -> None:
+    """Fill a content-addressed folder once, atomically (another process may race us)."""
+    if (folder / ".complete").exists():
+        return
+    staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    write(staging)
+    (staging / ".complete").write_text("")
+    try:
+        staging.rename(folder)
+    except OSError:  # another process built the same folder first
         shutil.rmtree(staging, ignore_errors=True)
-        for name, src in files.items():
+
+
+def sources(puzzle: Puzzle, solutions: bool = False) -> Sources:
+    names = puzzle.mojo_files()
+    for name in puzzle.edit:  # a learner file the puzzle folder lacks still counts (from solutions/)
+        if name.endswith(".mojo") and name not in names:
+            names.append(name)
+    files = _chosen(puzzle, solutions, names)
+    digest = _digest(files)
+    folder = settings.cache_dir() / "build" / f"{puzzle.id}-{digest}"
+    problem: list[simimports.Unsupported] = []
+
+    def write(staging: Path) -> None:
+        for name, path in files.items():
+            text = path.read_text(encoding="utf-8")
+            for sub, content in (("src", text), ("sim", _sim_text(text, name, problem))):
+                target = staging / sub / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content, encoding="utf-8")
+        if problem:
+            (staging / "sim.unsupported").write_text(f"{problem[0].line}\n{problem[0].what}")
+
+    _materialize(folder, write)
+    found = None
+    marker = folder / "sim.unsupported"
+    if marker.exists():
+        line, _, what = marker.read_text().partition("\n")
+        found = simimports.Unsupported(int(line), what)
+    return Sources(puzzle, folder, digest, files, found)
+
+
+def _sim_text(text: str, name: str, problem: list) -> str:
+    try:
+        return simimports.rewrite(text)
+    except simimports.Unsupported as exc:
+        if not problem:
+            exc.what = f"{name}, {exc}"
+            problem.append(exc)
+        return text
+
+
+def python_files(puzzle: Puzzle, solutions: bool = False) -> Path:
+    """The graph stage's Python files, in a folder named by their content."""
+    files = _chosen(puzzle, solutions, puzzle.python_files())
+    folder = settings.cache_dir() / "py" / f"{puzzle.id}-{_digest(files)}"
+
+    def write(staging: Path) -> None:
+        for name, path in files.items():
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, target)
-        (staging / ".complete").write_text("")
-        try:
-            staging.rename(folder)
-        except OSError:  # another process built the same folder first
-            shutil.rmtree(staging, ignore_errors=True)
-    return Workspace(puzzle, folder, key, files)
+            shutil.copyfile(path, target)
+
+    _materialize(folder, write)
+    return folder
 
 
-def _path_map(ws: Workspace) -> dict[str, Path]:
+# ---------------------------------------------------------------------------
+# Compiling
+# ---------------------------------------------------------------------------
+
+
+def support_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted(settings.MOJO_SUPPORT.glob("*.mojo")):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _path_map(src: Sources, generated: Path | None = None) -> dict[str, Path]:
     """Build-folder paths of the learner's files -> the files themselves. Only those:
-    an error reported in the puzzle's own probe is moved to the learner's line."""
+    an error reported elsewhere is moved to the learner's line where a note allows."""
     mapping: dict[str, Path] = {}
-    for name, real in ws.sources.items():
-        if name not in ws.puzzle.edit:
+    for name, real in src.files.items():
+        if name not in src.puzzle.edit:
             continue
-        mapping[name] = real
-        mapping[str(ws.dir / name)] = real
+        for sub in ("src", "sim"):
+            mapping[str(src.dir / sub / name)] = real
+            mapping[f"{sub}/{name}"] = real
     return mapping
 
 
-def _compile(ws: Workspace, args: list[str], marker: Path) -> CompileResult:
-    """Run the Mojo compiler once; a marker file remembers a success for this content."""
-    if marker.exists():
-        return CompileResult(True, 0.0, True)
+def _compile(children: Children, src: Sources, args: list[str], output: Path, tick=None) -> Built:
+    """Run the Mojo compiler once; a marker beside the output records a success.
+
+    The output is written in place: a renamed .mojoc no longer loads (its module
+    name comes from its file name), and the marker makes a half-written file
+    count as missing."""
+    marker = output.with_name(output.name + ".ok")
+    if marker.exists() and output.exists():
+        return Built(True, cached=True, binary=output)
     mojo = toolchain.mojo_binary()
     if mojo is None:
-        return CompileResult(False, 0.0, False, output="The `mojo` compiler was not found: run `workbook doctor`.")
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run([str(mojo), *args], cwd=ws.dir, capture_output=True, text=True,
-                              timeout=COMPILE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return CompileResult(False, COMPILE_TIMEOUT, False, output="The Mojo compiler timed out.")
-    seconds = time.perf_counter() - start
-    output = proc.stdout + proc.stderr
-    if proc.returncode == 0:
+        return Built(False, problem=msg("build.no_compiler"))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    log = output.with_name(output.name + ".log")
+    outcome = children.run([str(mojo), *args, "-o", str(output)], timeout=settings.compile_timeout(), log=log,
+                           cwd=src.dir, tick=tick)
+    children.check()
+    text = log.read_text(errors="replace") if log.exists() else ""
+    if outcome.timed_out:
+        return Built(False, outcome.seconds, problem=msg("build.compile_timeout", seconds=int(outcome.seconds)))
+    if outcome.returncode == 0 and output.exists():
         marker.write_text("")
-        return CompileResult(True, seconds, False)
-    return CompileResult(False, seconds, False, diagnostics.parse(output, _path_map(ws), root()),
-                         diagnostics.tail(output))
+        return Built(True, outcome.seconds, binary=output)
+    output.unlink(missing_ok=True)
+    generated = [a for a in args if a.endswith(".mojo")]
+    found = diagnostics.parse(text, _path_map(src), settings.root(), generated=[Path(g) for g in generated])
+    return Built(False, outcome.seconds, diagnostics=found, output="" if found else diagnostics.tail(text))
 
 
-def precompile(ws: Workspace) -> CompileResult:
-    """Package the puzzle's Mojo code as a .mojoc (and find its errors fast)."""
-    return _compile(ws, ["precompile", ws.puzzle.package, "-o", str(ws.mojoc)], ws.dir / ".precompiled")
+def launcher(children: Children, src: Sources, plan: Plan, which: str, target: str | None = None,
+             tick=None) -> Built:
+    """Generate and build the `gpu` or `host` launcher for this plan (cached)."""
+    with_sim = which == "host" and src.sim_problem is None
+    if which == "gpu":
+        target = target or toolchain.gpu_target()
+    text = generate(plan, which, with_sim=with_sim)
+    key = hashlib.sha256((text + support_digest() + (target or "")).encode()).hexdigest()[:16]
+    folder = src.dir / "launch" / key
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / f"launch_{which}.mojo"
+    if not source.exists():
+        source.write_text(text, encoding="utf-8")
+    args = ["build", "-I", str(src.sim if with_sim else src.src), "-I", str(settings.MOJO_SUPPORT)]
+    if which == "gpu":
+        args.insert(1, f"--target-accelerator={target or toolchain.gpu_target()}")
+    built = _compile(children, src, [*args, str(source)], folder / (f"gpu-{target}" if which == "gpu" else "host"),
+                     tick)
+    return built
 
 
-def probe(ws: Workspace, target: str | None = None) -> CompileResult:
-    """Compile the GPU probe for a GPU target: every GPU kernel type-checked, nothing run."""
-    if not ws.puzzle.gpu_probe:
-        return CompileResult(True, 0.0, True)
-    target = target or toolchain.gpu_target()
-    out = ws.dir / f"probe-{target}"
-    return _compile(ws, ["build", f"--target-accelerator={target}", "-I", str(ws.dir),
-                         ws.puzzle.gpu_probe, "-o", str(out)], ws.dir / f".probe-{target}")
+def precompile(children: Children, src: Sources, tick=None) -> Built:
+    """Package an op puzzle's Mojo code as a .mojoc that MAX loads fast."""
+    return _compile(children, src, ["precompile", str(src.src / src.puzzle.package)], src.mojoc, tick)
 
 
 def digest_of(files: list[Path]) -> str:

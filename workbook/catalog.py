@@ -1,18 +1,23 @@
 """The catalog of puzzles: finds puzzle folders and reads their manifests.
 
-A puzzle's `puzzle.toml` is the single source of truth for it: its files,
-parts, hints, tolerances, reference and GPU needs. The engine never names a
-puzzle; adding a folder adds a puzzle.
+A puzzle's `puzzle.toml` is the single source of truth for it: its kind, its
+files, parts, launches, hints, tolerances, reference and GPU needs. The
+engine never names a puzzle; adding a folder adds a puzzle. docs/authoring.md
+describes every key.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
-import os
+import operator
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import settings
+from .i18n import WorkbookError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,11 +25,60 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEVICES = ("cpu", "gpu")
+KINDS = ("kernel", "op")
+DTYPES = ("float32", "float64", "int32", "int64")
 ID_PATTERN = re.compile(r"^p\d+$")
+NAME = re.compile(r"^[A-Za-z_]\w*$")
 
 
-class CatalogError(Exception):
+class CatalogError(WorkbookError):
     """A puzzle id or manifest the workbook cannot use; the message says why."""
+
+
+class ManifestError(ValueError):
+    """What is wrong inside a manifest (author-facing, English)."""
+
+
+# ---------------------------------------------------------------------------
+# The manifest, as data
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One GPU kernel launch: the kernel (a Mojo expression, e.g. "add_ten[size]"),
+    its arguments (buffer names, or case parameters passed as Int32) and its
+    grid and block sizes (expressions of the case parameters and constants)."""
+
+    kernel: str
+    args: tuple[str, ...]
+    grid: tuple[str, ...]
+    block: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.kernel.split("[")[0].strip()
+
+
+@dataclass(frozen=True)
+class Call:
+    """A CPU function called directly on host buffers (an op's CPU kernel)."""
+
+    function: str
+    args: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.function.split("[")[0].strip()
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A buffer the launches share that is neither input nor output (filled with NaN)."""
+
+    name: str
+    shape: tuple[str, ...]
+    dtype: str = "float32"
 
 
 @dataclass(frozen=True)
@@ -32,15 +86,26 @@ class Part:
     id: str
     title: dict[str, str]
     devices: tuple[str, ...]
-    graph: str  # "file.py:function"
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     atol: float
     rtol: float
+    tolerance: str  # why atol and rtol are what they are (the author's argument)
+    launches: tuple[Launch, ...] = ()  # the GPU kernels, in order
+    calls: tuple[Call, ...] = ()  # the CPU kernel (op puzzles)
+    graph: str = ""  # "file.py:function" building the MAX graph (op puzzles)
+    dtypes: dict[str, str] = field(default_factory=dict)  # output name -> dtype (default float32)
+    accumulate: tuple[str, ...] = ()  # outputs the kernel adds into: zeroed, launched twice, halved
+    scratch: tuple[Scratch, ...] = ()
     # Repeated GPU runs must agree bit for bit, unless the kernel sums with float
     # atomics (their order, and so the last bits, change from run to run): then
     # every repeat must match the reference within the tolerance instead.
     exact_repeats: bool = True
+    sim: bool = True  # whether the simulator can run this part's GPU kernels
+    ops: tuple[str, ...] = ()  # op puzzles: the custom ops this part's graph must call
+
+    def output_dtype(self, name: str) -> str:
+        return self.dtypes.get(name, "float32")
 
 
 @dataclass(frozen=True)
@@ -50,18 +115,28 @@ class GpuNeeds:
 
 
 @dataclass(frozen=True)
+class Chapter:
+    number: int
+    title: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Puzzle:
     id: str
+    kind: str  # "kernel" or "op"
+    chapter: int
     order: int
     title: dict[str, str]
     dir: Path
     solution_dir: Path
     edit: tuple[str, ...]  # learner files, relative to dir
-    package: str  # the Mojo package folder handed to MAX
-    gpu_probe: str | None
+    module: str  # the Mojo module the launches' kernels live in ("map", "op.softmax")
     reference: str
     parts: tuple[Part, ...]
-    hints: tuple[dict, ...] = field(default=())  # {"en", "ko", optional "part"}
+    constants: dict[str, int] = field(default_factory=dict)  # comptime values the launches rely on
+    package: str = ""  # op puzzles: the Mojo package handed to MAX
+    ops: tuple[str, ...] = ()  # op puzzles: the custom ops the graph must call
+    hints: tuple[dict, ...] = ()  # {"en", "ko", optional "part"}
     gpu: GpuNeeds = GpuNeeds()
     repeats: int = 3  # GPU runs per case; results that differ mean a race
 
@@ -72,8 +147,7 @@ class Puzzle:
         for part in self.parts:
             if part.id == part_id:
                 return part
-        names = ", ".join(p.id for p in self.parts)
-        raise CatalogError(f"{self.id} has no part '{part_id}' (its parts: {names})")
+        raise CatalogError("catalog.no_part", id=self.id, part=part_id, parts=", ".join(p.id for p in self.parts))
 
     def learner_files(self) -> list[Path]:
         return [self.dir / name for name in self.edit]
@@ -81,14 +155,29 @@ class Puzzle:
     def solution_files(self) -> list[Path]:
         return [self.solution_dir / name for name in self.edit]
 
+    def mojo_files(self) -> list[str]:
+        """The Mojo sources a build compiles, relative to the puzzle folder."""
+        return sorted(p.relative_to(self.dir).as_posix() for p in self.dir.rglob("*.mojo")
+                      if "__pycache__" not in p.parts) if self.dir.is_dir() else []
+
+    def python_files(self) -> list[str]:
+        """The Python files the graph stage imports (op puzzles), relative to the puzzle folder."""
+        if self.kind != "op":
+            return []
+        return sorted(p.relative_to(self.dir).as_posix() for p in self.dir.rglob("*.py")
+                      if "__pycache__" not in p.parts and p.name != self.reference)
+
     def needs_gpu_only(self) -> bool:
         return all(part.devices == ("gpu",) for part in self.parts)
 
 
+# ---------------------------------------------------------------------------
+# Finding puzzles
+# ---------------------------------------------------------------------------
+
+
 def root() -> Path:
-    """The workbook checkout: WORKBOOK_ROOT, else the folder above this package."""
-    env = os.environ.get("WORKBOOK_ROOT")
-    return Path(env).resolve() if env else Path(__file__).resolve().parent.parent
+    return settings.root()
 
 
 def puzzle_ids(base: Path | None = None) -> list[str]:
@@ -102,7 +191,19 @@ def puzzle_ids(base: Path | None = None) -> list[str]:
 
 def all_puzzles(base: Path | None = None) -> list[Puzzle]:
     puzzles = [load(pid, base) for pid in puzzle_ids(base)]
-    return sorted(puzzles, key=lambda p: (p.order, p.id))
+    return sorted(puzzles, key=lambda p: (p.chapter, p.order, p.id))
+
+
+def chapters(base: Path | None = None) -> dict[int, Chapter]:
+    """The chapters in puzzles/chapters.toml: number -> title."""
+    path = (base or root()) / "puzzles" / "chapters.toml"
+    if not path.exists():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CatalogError("catalog.manifest_malformed", path=str(path), error=str(exc)) from None
+    return {int(c["number"]): Chapter(int(c["number"]), dict(c["title"])) for c in data.get("chapters", [])}
 
 
 def resolve_id(text: str, base: Path | None = None) -> tuple[str, str | None]:
@@ -113,20 +214,22 @@ def resolve_id(text: str, base: Path | None = None) -> tuple[str, str | None]:
     raw = text.strip()
     if "/" in raw or "\\" in raw or raw.endswith((".mojo", ".py", ".toml")):
         guess = next((seg for seg in re.split(r"[\\/]", raw) if ID_PATTERN.match(seg.lower())), None)
-        hint = f" Did you mean '{guess}'?" if guess else ""
-        raise CatalogError(f"'{raw}' looks like a path; give a puzzle id such as p18.{hint}")
+        if guess:
+            raise CatalogError("catalog.looks_like_path_guess", raw=raw, guess=guess)
+        raise CatalogError("catalog.looks_like_path", raw=raw)
     pid, _, part = raw.partition(".")
     pid = pid.lower()
     if pid.isdigit():
-        pid = f"p{int(pid)}"
+        pid = f"p{int(pid):02d}" if f"p{int(pid):02d}" in puzzle_ids(base) else f"p{int(pid)}"
     known = puzzle_ids(base)
     if pid not in known:
         close = difflib.get_close_matches(pid, known, n=3, cutoff=0.5)
         if not close and ID_PATTERN.match(pid):  # p19 -> nearest numbers
             n = int(pid[1:])
             close = sorted(known, key=lambda k: abs(int(k[1:]) - n))[:2]
-        hint = f" Closest: {', '.join(close)}." if close else ""
-        raise CatalogError(f"No puzzle '{raw}'.{hint} `workbook list` shows them all.")
+        if close:
+            raise CatalogError("catalog.unknown_puzzle_close", raw=raw, close=", ".join(close))
+        raise CatalogError("catalog.unknown_puzzle", raw=raw)
     return pid, (part or None)
 
 
@@ -136,84 +239,207 @@ def load(puzzle_id: str, base: Path | None = None) -> Puzzle:
     folder = base / "puzzles" / puzzle_id
     path = folder / "puzzle.toml"
     if not path.exists():
-        raise CatalogError(f"{path}: the puzzle manifest is missing.")
+        raise CatalogError("catalog.manifest_missing", path=str(path))
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"{path}: malformed manifest: {exc}") from None
+        raise CatalogError("catalog.manifest_malformed", path=str(path), error=str(exc)) from None
     try:
         return _from_dict(data, folder, base / "solutions" / puzzle_id)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CatalogError(f"{path}: {exc}") from None
+    except (ManifestError, KeyError, TypeError, ValueError) as exc:
+        detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise CatalogError("catalog.manifest_invalid", path=str(path), error=detail) from None
+
+
+# ---------------------------------------------------------------------------
+# Reading a manifest
+# ---------------------------------------------------------------------------
 
 
 def _require(data: dict, key: str, kind: type, where: str):
     if key not in data:
-        raise KeyError(f"missing '{key}' in {where}")
+        raise ManifestError(f"missing '{key}' in {where}")
     value = data[key]
     if not isinstance(value, kind):
-        raise TypeError(f"'{key}' in {where} must be {kind.__name__}")
+        raise ManifestError(f"'{key}' in {where} must be {kind.__name__}")
     return value
 
 
 def _title(value, where: str) -> dict[str, str]:
     if not isinstance(value, dict) or "en" not in value:
-        raise ValueError(f"{where} needs an English title: title.en = \"...\"")
+        raise ManifestError(f"{where} needs an English title: title.en = \"...\"")
     return {k: str(v) for k, v in value.items()}
+
+
+def _names(values, where: str) -> tuple[str, ...]:
+    values = tuple(values)
+    for v in values:
+        if not isinstance(v, str) or not NAME.match(v):
+            raise ManifestError(f"{where}: '{v}' is not a name")
+    return values
+
+
+def _dims(value, where: str) -> tuple[str, ...]:
+    items = value if isinstance(value, list) else [value]
+    if not 1 <= len(items) <= 3:
+        raise ManifestError(f"{where} must have 1 to 3 sizes")
+    dims = tuple(str(v) for v in items)
+    for d in dims:
+        check_expression(d, where)
+    return dims
+
+
+def _launch(raw: dict, where: str) -> Launch:
+    return Launch(
+        kernel=_require(raw, "kernel", str, where),
+        args=tuple(_require(raw, "args", list, where)),
+        grid=_dims(raw.get("grid", [1]), f"{where}.grid"),
+        block=_dims(_require(raw, "block", (list, int, str), where), f"{where}.block"),
+    )
+
+
+def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, ops: tuple[str, ...]) -> Part:
+    devices = tuple(raw.get("devices", ["gpu"] if kind == "kernel" else DEVICES))
+    if not devices or any(d not in DEVICES for d in devices):
+        raise ManifestError(f"{where}.devices must be a list of {DEVICES}")
+    if kind == "kernel" and devices != ("gpu",):
+        raise ManifestError(f"{where}: a kernel puzzle's parts run on the GPU: devices = [\"gpu\"]")
+    launches = tuple(_launch(r, f"{where}.launch[{i}]") for i, r in enumerate(raw.get("launch", [])))
+    calls = tuple(Call(_require(r, "function", str, f"{where}.call[{i}]"),
+                       tuple(_require(r, "args", list, f"{where}.call[{i}]")))
+                  for i, r in enumerate(raw.get("call", [])))
+    if "gpu" in devices and not launches:
+        raise ManifestError(f"{where} runs on the GPU: it needs at least one [[parts.launch]]")
+    if "cpu" in devices and not calls:
+        raise ManifestError(f"{where} runs on the CPU: it needs a [[parts.call]] naming the CPU kernel")
+    graph = raw.get("graph", default_graph)
+    if kind == "op" and ":" not in graph:
+        raise ManifestError(f"{where}.graph must look like 'file.py:function'")
+    tolerance = raw.get("tolerance", defaults.get("tolerance", ""))
+    if not isinstance(tolerance, str) or not tolerance.strip():
+        raise ManifestError(f"{where}: say why atol and rtol are what they are: tolerance = \"...\"")
+    outputs = _names(_require(raw, "outputs", list, where), f"{where}.outputs")
+    dtypes = {str(k): str(v) for k, v in raw.get("dtypes", {}).items()}
+    for name, dtype in dtypes.items():
+        if dtype not in DTYPES:
+            raise ManifestError(f"{where}.dtypes.{name} must be one of {DTYPES}")
+    accumulate = _names(raw.get("accumulate", []), f"{where}.accumulate")
+    if not set(accumulate) <= set(outputs):
+        raise ManifestError(f"{where}.accumulate must name outputs")
+    scratch = tuple(Scratch(_require(s, "name", str, f"{where}.scratch"),
+                            _dims(_require(s, "shape", list, f"{where}.scratch"), f"{where}.scratch.shape"),
+                            str(s.get("dtype", "float32")))
+                    for s in raw.get("scratch", []))
+    return Part(
+        id=_require(raw, "id", str, where),
+        title=_title(raw.get("title", {"en": raw.get("id", "")}), where),
+        devices=devices,
+        inputs=_names(_require(raw, "inputs", list, where), f"{where}.inputs"),
+        outputs=outputs,
+        atol=float(raw.get("atol", defaults.get("atol", 1e-6))),
+        rtol=float(raw.get("rtol", defaults.get("rtol", 1e-5))),
+        tolerance=tolerance.strip(),
+        launches=launches,
+        calls=calls,
+        graph=graph,
+        dtypes=dtypes,
+        accumulate=accumulate,
+        scratch=scratch,
+        exact_repeats=bool(raw.get("exact_repeats", True)),
+        sim=bool(raw.get("sim", True)),
+        ops=tuple(raw.get("ops", ops)),
+    )
 
 
 def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
     pid = _require(data, "id", str, "the manifest")
     if pid != folder.name:
-        raise ValueError(f"id '{pid}' does not match its folder '{folder.name}'")
+        raise ManifestError(f"id '{pid}' does not match its folder '{folder.name}'")
+    kind = data.get("kind", "kernel")
+    if kind not in KINDS:
+        raise ManifestError(f"kind must be one of {KINDS}")
     edit = tuple(_require(data, "edit", list, "the manifest"))
     for name in edit:  # the learner's copy may be missing: `workbook reset` puts it back
         if not (solution_dir / name).exists():
-            raise ValueError(f"edit file '{name}' has no solution in {solution_dir}")
-    package = _require(data, "package", str, "the manifest")
-    if not (folder / package / "__init__.mojo").exists():
-        raise ValueError(f"package '{package}' needs an __init__.mojo")
-    default_graph = data.get("graph", "")
-    defaults = data.get("tolerance", {})
-    parts = []
-    for i, raw in enumerate(_require(data, "parts", list, "the manifest")):
-        where = f"parts[{i}]"
-        devices = tuple(raw.get("devices", DEVICES))
-        if not devices or any(d not in DEVICES for d in devices):
-            raise ValueError(f"{where}.devices must be a list of {DEVICES}")
-        graph = raw.get("graph", default_graph)
-        if ":" not in graph:
-            raise ValueError(f"{where}.graph must look like 'file.py:function'")
-        parts.append(Part(
-            id=_require(raw, "id", str, where),
-            title=_title(raw.get("title", {"en": raw.get("id", "")}), where),
-            devices=devices,
-            graph=graph,
-            inputs=tuple(_require(raw, "inputs", list, where)),
-            outputs=tuple(_require(raw, "outputs", list, where)),
-            atol=float(raw.get("atol", defaults.get("atol", 1e-6))),
-            rtol=float(raw.get("rtol", defaults.get("rtol", 1e-5))),
-            exact_repeats=bool(raw.get("exact_repeats", True)),
-        ))
+            raise ManifestError(f"edit file '{name}' has no solution in {solution_dir}")
+    package = data.get("package", "")
+    if kind == "op":
+        if not package or not (folder / package / "__init__.mojo").exists():
+            raise ManifestError("an op puzzle needs package = \"DIR\", a folder with an __init__.mojo")
+        if not data.get("ops") and not all(raw.get("ops") for raw in data.get("parts", [])):
+            raise ManifestError("an op puzzle names the custom ops its graph must call: ops = [\"...\"]")
+    mojo_edits = [name for name in edit if name.endswith(".mojo")]
+    module = data.get("module") or (mojo_edits[0][:-5].replace("/", ".") if mojo_edits else "")
+    if not module:
+        raise ManifestError("name the Mojo module the kernels live in: module = \"...\"")
+    constants = data.get("constants", {})
+    if not all(isinstance(v, int) for v in constants.values()):
+        raise ManifestError("constants must be whole numbers")
+    defaults = data.get("tolerance", {}) if isinstance(data.get("tolerance"), dict) else {}
+    parts = [_part(raw, f"parts[{i}]", kind, data.get("graph", ""), defaults, tuple(data.get("ops", ())))
+             for i, raw in enumerate(_require(data, "parts", list, "the manifest"))]
     if not parts:
-        raise ValueError("a puzzle needs at least one part")
+        raise ManifestError("a puzzle needs at least one part")
+    if len({p.id for p in parts}) != len(parts):
+        raise ManifestError("part ids must differ")
     hints_file = folder / "hints.toml"
-    hints = data.get("hints", [])
+    hints = list(data.get("hints", []))
     if hints_file.exists():
-        hints = hints + tomllib.loads(hints_file.read_text(encoding="utf-8")).get("hints", [])
+        hints += tomllib.loads(hints_file.read_text(encoding="utf-8")).get("hints", [])
     gpu = data.get("gpu", {})
     return Puzzle(
         id=pid,
+        kind=kind,
+        chapter=int(data.get("chapter", 0)),
         order=int(data.get("order", pid[1:] if pid[1:].isdigit() else 0)),
         title=_title(data.get("title"), "the manifest"),
         dir=folder,
         solution_dir=solution_dir,
         edit=edit,
-        package=package,
-        gpu_probe=data.get("gpu_probe"),
+        module=module,
         reference=data.get("reference", "reference.py"),
         parts=tuple(parts),
+        constants={str(k): int(v) for k, v in constants.items()},
+        package=package,
+        ops=tuple(data.get("ops", ())),
         hints=tuple(hints),
         gpu=GpuNeeds(gpu.get("vendor"), gpu.get("min_compute_capability")),
         repeats=int(data.get("repeats", 3)),
     )
+
+
+# ---------------------------------------------------------------------------
+# Size expressions: "ceildiv(size, TPB)", "rows * 2 + 1"
+# ---------------------------------------------------------------------------
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+           ast.Mod: operator.mod}
+_FUNCTIONS = {"ceildiv": lambda a, b: -(-a // b), "min": min, "max": max}
+
+
+def check_expression(text: str, where: str) -> None:
+    try:
+        _walk(ast.parse(text, mode="eval").body, None)
+    except (SyntaxError, ManifestError) as exc:
+        raise ManifestError(f"{where}: '{text}' is not a size expression ({exc})") from None
+
+
+def evaluate(text: str, names: dict[str, int]) -> int:
+    """A launch size from case parameters and constants; only whole-number arithmetic."""
+    return int(_walk(ast.parse(str(text), mode="eval").body, names))
+
+
+def _walk(node, names: dict[str, int] | None):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        if names is None:
+            return 1
+        if node.id not in names:
+            raise ManifestError(f"unknown name '{node.id}'")
+        return int(names[node.id])
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_walk(node.left, names), _walk(node.right, names))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
+        return _FUNCTIONS[node.func.id](*(_walk(a, names) for a in node.args))
+    raise ManifestError("only whole numbers, names, + - * // % and ceildiv/min/max")

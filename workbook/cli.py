@@ -1,15 +1,23 @@
 """The `workbook` command: a Typer app whose commands live in workbook/commands/.
 
-The language is chosen before the app is built, so help texts are translated too.
+Each command here only turns options into a call of its module's function
+(keyword arguments, a `Context` saying where to print). Every way out goes
+through `main()`: an exit code, a message in the learner's language (or one
+JSON document under --json), and never a traceback: an internal error is
+written to a log file that the message names.
 """
 
 from __future__ import annotations
 
 import sys
+import traceback
+from datetime import datetime
 
+import click
 import typer
 
-from . import exitcodes, i18n
+from . import exitcodes, i18n, processes, settings
+from .commands.common import Context
 
 
 def _language_from_argv(argv: list[str]) -> str | None:
@@ -24,164 +32,182 @@ def _language_from_argv(argv: list[str]) -> str | None:
 i18n.set_language(i18n.detect(_language_from_argv(sys.argv)))
 t = i18n.t
 
-app = typer.Typer(
-    help=t("help.app"),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-)
+app = typer.Typer(help=t("help.app"), no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  rich_markup_mode="rich")
 author_app = typer.Typer(help=t("help.author"), no_args_is_help=True)
 app.add_typer(author_app, name="author")
 
 PUZZLE = typer.Argument(..., help=t("help.arg.puzzle"), show_default=False)
 PUZZLE_OPTIONAL = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False)
+PUZZLES = typer.Argument(None, help=t("help.arg.puzzles"), show_default=False)
+PART = typer.Option(None, "--part", help=t("help.opt.part"))
 SOLUTIONS = typer.Option(False, "--solutions", help=t("help.opt.solutions"))
 JSON = typer.Option(False, "--json", help=t("help.opt.json"))
 SEED = typer.Option(None, "--seed", help=t("help.opt.seed"))
 YES = typer.Option(False, "--yes", "-y", help=t("help.opt.yes"))
 SANITIZE = typer.Option(None, "--sanitize/--no-sanitize", help=t("help.opt.sanitize"), show_default=False)
+QUICK = typer.Option(False, "--quick", help=t("help.opt.quick"))
+DEVICE = typer.Option(None, "--device", help=t("help.opt.device"), metavar="cpu|gpu|sim")
+
+
+def _done(code: int) -> None:
+    raise typer.Exit(code)
 
 
 @app.callback()
-def main_options(
-    lang: str | None = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko"),
-) -> None:
+def main_options(lang: str | None = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko")) -> None:
     if lang is not None and lang not in i18n.LANGUAGES:
-        from .commands.common import fail
-
-        fail(t("error.bad_lang", lang=lang))
+        raise i18n.WorkbookError("error.bad_lang", lang=lang)
     if lang is not None:
         i18n.set_language(lang)
 
 
 @app.command("list", help=t("help.list"))
-def list_cmd() -> None:
-    from .commands.list_ import list_puzzles
+def list_cmd(as_json: bool = JSON) -> None:
+    from .commands import list_
 
-    raise typer.Exit(list_puzzles())
+    _done(list_.main(Context(as_json=as_json)))
 
 
 @app.command(help=t("help.show"))
 def show(puzzle: str = PUZZLE) -> None:
-    from .commands.show import show as run_show
+    from .commands import show as command
 
-    raise typer.Exit(run_show(puzzle))
+    _done(command.main(Context(), puzzle=puzzle))
 
 
 @app.command(help=t("help.run"))
-def run(
-    puzzle: str | None = PUZZLE_OPTIONAL,
-    part: str | None = typer.Option(None, "--part", help=t("help.opt.part")),
-    solutions: bool = SOLUTIONS,
-    seed: int | None = SEED,
-    as_json: bool = JSON,
-    sanitize: bool | None = SANITIZE,
-) -> None:
-    from .commands.run import run as run_puzzle
+def run(puzzle: str | None = PUZZLE_OPTIONAL, part: str | None = PART, solutions: bool = SOLUTIONS,
+        seed: int | None = SEED, as_json: bool = JSON, sanitize: bool | None = SANITIZE, quick: bool = QUICK,
+        device: list[str] | None = DEVICE) -> None:
+    from .commands import run as command
 
-    raise typer.Exit(run_puzzle(puzzle, part, solutions, seed, as_json, sanitize))
+    _done(command.main(Context(as_json=as_json), puzzle=puzzle, part=part, solutions=solutions, seed=seed,
+                       sanitize=sanitize, quick=quick, devices=device))
 
 
 @app.command(help=t("help.check"))
-def check(
-    puzzles: list[str] | None = typer.Argument(None, help=t("help.arg.puzzles"), show_default=False),
-    every: bool = typer.Option(False, "--all", help=t("help.opt.all")),
-    solutions: bool = SOLUTIONS,
-    seed: int | None = SEED,
-    as_json: bool = JSON,
-    sanitize: bool | None = SANITIZE,
-) -> None:
-    from .commands.check import check as run_check
+def check(puzzles: list[str] | None = PUZZLES, every: bool = typer.Option(False, "--all", help=t("help.opt.all")),
+          solutions: bool = SOLUTIONS, seed: int | None = SEED, as_json: bool = JSON,
+          sanitize: bool | None = SANITIZE, quick: bool = QUICK, device: list[str] | None = DEVICE) -> None:
+    from .commands import check as command
 
-    raise typer.Exit(run_check(puzzles or [], every, solutions, seed, as_json, sanitize))
+    _done(command.main(Context(as_json=as_json), puzzles=puzzles or [], every=every, solutions=solutions,
+                       seed=seed, sanitize=sanitize, quick=quick, devices=device))
 
 
 @app.command(help=t("help.reveal"))
-def reveal(
-    puzzle: str = PUZZLE,
-    yes: bool = YES,
-    apply: bool = typer.Option(False, "--apply", help=t("help.opt.apply")),
-) -> None:
-    from .commands.reveal import reveal as run_reveal
+def reveal(puzzle: str = PUZZLE, yes: bool = YES,
+           apply: bool = typer.Option(False, "--apply", help=t("help.opt.apply"))) -> None:
+    from .commands import reveal as command
 
-    raise typer.Exit(run_reveal(puzzle, yes, apply))
+    _done(command.main(Context(), puzzle=puzzle, yes=yes, apply=apply))
 
 
 @app.command(help=t("help.hint"))
-def hint(
-    puzzle: str = PUZZLE,
-    show_all: bool = typer.Option(False, "--all", help=t("help.opt.all_hints")),
-    part: str | None = typer.Option(None, "--part", help=t("help.opt.part")),
-) -> None:
-    from .commands.hint import hint as run_hint
+def hint(puzzle: str = PUZZLE, show_all: bool = typer.Option(False, "--all", help=t("help.opt.all_hints")),
+         part: str | None = PART) -> None:
+    from .commands import hint as command
 
-    raise typer.Exit(run_hint(puzzle, show_all, part))
+    _done(command.main(Context(), puzzle=puzzle, show_all=show_all, part=part))
 
 
 @app.command(help=t("help.watch"))
-def watch(
-    puzzle: str | None = PUZZLE_OPTIONAL,
-) -> None:
-    from .commands.watch import watch as run_watch
+def watch(puzzle: str | None = PUZZLE_OPTIONAL, sanitize: bool | None = SANITIZE,
+          device: list[str] | None = DEVICE) -> None:
+    from .commands import watch as command
 
-    raise typer.Exit(run_watch(puzzle))
+    _done(command.main(Context(), puzzle=puzzle, sanitize=sanitize, devices=device))
 
 
 @app.command(help=t("help.reset"))
 def reset(puzzle: str = PUZZLE, yes: bool = YES) -> None:
-    from .commands.reset import reset as run_reset
+    from .commands import reset as command
 
-    raise typer.Exit(run_reset(puzzle, yes))
+    _done(command.main(Context(), puzzle=puzzle, yes=yes))
 
 
 @app.command(help=t("help.doctor"))
-def doctor() -> None:
-    from .commands.doctor import doctor as run_doctor
+def doctor(as_json: bool = JSON) -> None:
+    from .commands import doctor as command
 
-    raise typer.Exit(run_doctor())
+    _done(command.main(Context(as_json=as_json)))
 
 
 @app.command(help=t("help.backups"))
-def backups(
-    puzzle: str | None = PUZZLE_OPTIONAL,
-) -> None:
-    from .commands.backups_ import list_backups
+def backups(puzzle: str | None = PUZZLE_OPTIONAL) -> None:
+    from .commands import backups_
 
-    raise typer.Exit(list_backups(puzzle))
+    _done(backups_.list_backups(Context(), puzzle=puzzle))
 
 
 @app.command(help=t("help.restore"))
 def restore(backup: str = typer.Argument(..., help=t("help.arg.backup"), show_default=False)) -> None:
-    from .commands.backups_ import restore as run_restore
+    from .commands import backups_
 
-    raise typer.Exit(run_restore(backup))
+    _done(backups_.restore(Context(), backup=backup))
 
 
 @author_app.command("sync", help=t("help.author_sync"))
-def author_sync(puzzles: list[str] | None = typer.Argument(None, help=t("help.arg.puzzles"))) -> None:
-    from .commands.author import sync
+def author_sync(puzzles: list[str] | None = PUZZLES) -> None:
+    from .commands import author
 
-    raise typer.Exit(sync(puzzles or []))
+    _done(author.sync(Context(), puzzles=puzzles or []))
 
 
 @author_app.command("verify", help=t("help.author_verify"))
-def author_verify() -> None:
-    from .commands.author import verify
+def author_verify(puzzles: list[str] | None = PUZZLES, run_them: bool = typer.Option(
+        False, "--run", help=t("help.opt.verify_run")), as_json: bool = JSON) -> None:
+    from .commands import author
 
-    raise typer.Exit(verify())
+    _done(author.verify(Context(as_json=as_json), puzzles=puzzles or [], run=run_them))
 
 
-def main() -> None:
-    """Entry point: a Python traceback never reaches the learner."""
+# ---------------------------------------------------------------------------
+# Every way out
+# ---------------------------------------------------------------------------
+
+
+def _report_error(ctx: Context, key: str, message: str, code: int, **extra) -> int:
+    if ctx.as_json:
+        from .results import document
+
+        ctx.json(document(error={"key": key, "message": message, "exit_code": code, **extra}))
+    else:
+        ctx.err.print(f"[bold red]{t('error.prefix')}[/] {message}", highlight=False)
+    return code
+
+
+def _crash_log(exc: BaseException) -> str:
+    """Write the traceback where the learner can find it (or send it), and say where."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    for folder in (settings.logs_dir(), settings.cache_dir() / "logs"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"crash-{stamp}.log"
+            path.write_text("workbook " + " ".join(sys.argv[1:]) + "\n\n" +
+                            "".join(traceback.format_exception(exc)), encoding="utf-8")
+            return str(path)
+        except OSError:
+            continue
+    return "(no log could be written)"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: an exit code for every way out, and never a traceback."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    ctx = Context(as_json="--json" in args)
     try:
-        app()
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        from .commands.common import err
-
-        err.print(f"[bold red]{t('error.internal')}[/] {type(exc).__name__}: {exc}")
-        sys.exit(exitcodes.FAILED)
+        with processes.guard():
+            code = typer.main.get_command(app).main(args, prog_name="workbook", standalone_mode=False)
+    except i18n.WorkbookError as exc:
+        code = _report_error(ctx, exc.msg.key, exc.msg.text(), exc.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)
+    except click.exceptions.ClickException as exc:
+        code = _report_error(ctx, "error.usage", t("error.usage", detail=exc.format_message()), exitcodes.BAD_INPUT)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        log = _crash_log(exc)
+        code = _report_error(ctx, "error.internal", t("error.internal", log=log, error=f"{type(exc).__name__}: {exc}"),
+                             exitcodes.INTERNAL, log=log)
+    sys.exit(code if isinstance(code, int) else exitcodes.OK)

@@ -2,8 +2,11 @@
 
 An element passes when |got - expected| <= atol + rtol * |expected| (NumPy's
 isclose rule, in float64). NaN and Inf never pass, whatever the reference
-says. Repeated runs of the same case must agree bit for bit: when they don't,
-the kernel has a race, and the case fails with that reason.
+says. Repeated GPU runs of the same case must agree bit for bit (or, for
+sums built with float atomics, each must match the reference): when they
+don't, the kernel has a race. The simulator's two runs (threads forward, then
+in reverse) must agree too: when they don't, a thread read something another
+thread wrote with no barrier() in between.
 """
 
 from __future__ import annotations
@@ -52,23 +55,31 @@ def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, 
     )
 
 
+def repeats_differ(part: Part, runs: list[list[np.ndarray]], expected: dict[str, np.ndarray]) -> bool:
+    """Whether later runs disagree with the first: bit for bit, or (float atomics)
+    by passing where the first failed or the other way round."""
+    first = runs[0]
+    if part.exact_repeats:
+        return any(not np.array_equal(first[k], later[k], equal_nan=True)
+                   for later in runs[1:] for k in range(len(part.outputs)))
+    return any(check_output(name, later[k], expected[name], part.atol, part.rtol).passed
+               != check_output(name, first[k], expected[name], part.atol, part.rtol).passed
+               for later in runs[1:] for k, name in enumerate(part.outputs))
+
+
 def check_case(case: dict, part: Part, runs: list[list[np.ndarray]], expected: dict[str, np.ndarray],
-               invariants) -> CaseResult:
-    """Compare the first run with the reference; every repeat must equal the first
-    (or, for parts summed with float atomics, match the reference as well)."""
+               invariants, orders: bool = False) -> CaseResult:
+    """Compare the first run with the reference, and every repeat with the first.
+    `orders`: the runs are the simulator's thread orders, not GPU repeats."""
     first = runs[0]
     outputs = [check_output(name, first[k], expected[name], part.atol, part.rtol)
                for k, name in enumerate(part.outputs)]
-    if part.exact_repeats:
-        racy = any(not np.array_equal(first[k], later[k], equal_nan=True)
-                   for later in runs[1:] for k in range(len(part.outputs)))
-    else:
-        racy = any(check_output(name, later[k], expected[name], part.atol, part.rtol).passed != outputs[k].passed
-                   for later in runs[1:] for k, name in enumerate(part.outputs))
+    differ = repeats_differ(part, runs, expected)
     named = {name: first[k] for k, name in enumerate(part.outputs)}
     checks = [(label, bool(ok), detail) for label, ok, detail in (invariants(case, named) if invariants else [])]
-    passed = all(o.passed for o in outputs) and not racy and all(ok for _, ok, _ in checks)
-    return CaseResult(case["name"], case["params"], outputs, checks, racy, passed, case.get("label", {}))
+    passed = all(o.passed for o in outputs) and not differ and all(ok for _, ok, _ in checks)
+    return CaseResult(case["name"], case["params"], outputs, checks, differ and not orders, differ and orders,
+                      passed, case.get("label", {}))
 
 
 def _finite_max(values: np.ndarray, finite: np.ndarray) -> float | None:

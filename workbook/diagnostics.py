@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .i18n import msg
 from .results import Diagnostic
+
+LAUNCHER = "launcher (written by the workbook)"
 
 LINE = re.compile(r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+): (?P<kind>error|warning|note): (?P<msg>.*)$")
 MAX_DIAGNOSTICS = 5
@@ -18,14 +21,17 @@ MAX_NOTES = 2
 NOISE = ("Crashpad", "failed to parse the provided Mojo source module", "MODULAR_DEBUG")
 
 
-def parse(output: str, path_map: dict[str, Path], root: Path) -> list[Diagnostic]:
+def parse(output: str, path_map: dict[str, Path], root: Path, generated: list[Path] | None = None) -> list[Diagnostic]:
     """Errors from `output`, with build paths mapped back to the files the learner edits.
 
     `path_map` maps a path as the compiler printed it (absolute or relative to
     the build folder) to the real file. An error reported outside the learner's
     files (an instantiation that failed deep in a library) is moved to the last
     of its notes that points into them, with the root cause as its message.
-    Errors in the learner's files come first."""
+    An error left in a `generated` launcher is the workbook calling the
+    learner's kernel: it is shown there, with a hint. Errors in the learner's
+    files come first."""
+    generated = {str(g): g for g in generated or []}
     blocks: list[list[tuple[str, Path | None, int, int, str]]] = []  # error + its notes
     for line in output.splitlines():
         m = LINE.match(line.strip())
@@ -47,15 +53,19 @@ def parse(output: str, path_map: dict[str, Path], root: Path) -> list[Diagnostic
                 _, real, line, col, _ = mine[-1]
                 message = f"{message}: {notes[-1][4]}" if notes[-1] is not mine[-1] else message
         shown = _display(real, root) if real else printed
+        hint = None
+        if real is None and printed in generated:
+            shown, hint = LAUNCHER, msg("diag.launcher")
+            real = generated[printed]
         key = (shown, line, message)
         if key in seen:
             continue
         seen.add(key)
-        diag = Diagnostic(shown, line, col, message, _context(real, line) if real else [])
+        diag = Diagnostic(shown, line, col, message, _context(real, line, 3) if real else [], hint=hint)
         for n_printed, n_real, n_line, _, n_message in notes[-MAX_NOTES:]:
             where = _display(n_real, root) if n_real else Path(n_printed).name
             diag.notes.append(f"{where}:{n_line}: {n_message}")
-        found.append((real is not None, diag))
+        found.append((real is not None and hint is None, diag))
     found.sort(key=lambda pair: not pair[0])  # stable: the learner's errors first, in order
     return [d for _, d in found[:MAX_DIAGNOSTICS]]
 

@@ -1,25 +1,49 @@
 """One puzzle, end to end: manifest → build → run per device → compare → result.
 
-Nothing here prints: the result is plain data for report.py to render.
+Two stages:
+1. kernels: the learner's kernels, launched directly by a generated launcher
+   (workbook/launcher.py) on every device here: the GPU, the simulator where
+   no GPU can run them, and the CPU for an op puzzle's CPU kernel. A verdict
+   seconds after an edit.
+2. graph (op puzzles only, and only once the kernels pass): the op called
+   through a MAX graph on the CPU and the GPU. MAX compiles the graph, so this
+   stage is slow when cold; `quick` stops before it.
+Nothing here prints: the result is plain data for report.py, and progress goes
+to an `events` callback while the learner waits.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import random
-import shutil
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import build, compare, runner, sanitizer, skeleton, toolchain
-from .catalog import Part, Puzzle, root
-from .results import DeviceResult, PartResult, PuzzleResult, Status, worst
+from . import build, compare, gating, kernelrun, launcher, protocol, sanitizer, settings, skeleton, toolchain
+from .catalog import Part, Puzzle
+from .graphrun import GraphWorker
+from .i18n import Msg, msg
+from .processes import Cancelled, Children
+from .results import (
+    PASSING,
+    CaseResult,
+    DeviceResult,
+    Finding,
+    PartResult,
+    Picture,
+    PuzzleResult,
+    Status,
+    verdict,
+)
+
+DEVICE_CHOICES = ("cpu", "gpu", "sim")
 
 
 @dataclass
@@ -28,15 +52,30 @@ class Options:
     part: str | None = None  # run only this part
     seed: int | None = None  # input cases are fresh each run unless a seed is given
     force: bool = False  # run an untouched skeleton anyway (tests and authors)
-    # compute-sanitizer on GPU parts: "all" runs memcheck, racecheck and initcheck;
-    # "auto" runs racecheck (a missing barrier rarely shows in plain runs) once per
-    # content, where a GPU and the tool are here; "off" runs none.
+    # compute-sanitizer on GPU parts: "all", "auto" (racecheck once per content), "off"
     sanitize: str = "auto"
+    quick: bool = False  # stop after the first stage (the kernels)
+    devices: tuple[str, ...] = ()  # only these devices (cpu, gpu, sim); () means every one that fits
+    run_timeout: float | None = None  # seconds for running the kernels; None: the settings' limit
 
 
 def sanitize_mode(flag: bool | None) -> str:
     """The CLI's --sanitize (all tools), --no-sanitize (off) or neither (auto)."""
     return {True: "all", False: "off", None: "auto"}[flag]
+
+
+@dataclass
+class Event:
+    """Progress while the learner waits: what one device (or the build) is doing now."""
+
+    part: str
+    device: str  # cpu, gpu, sim, graph-cpu, graph-gpu; "stage" when the kernels' verdicts are all in
+    phase: Msg
+    status: Status | None = None  # set when this device's verdict is in
+    result: PuzzleResult | None = None  # with device "stage": the first stage's result, before the graph
+
+
+Events = Callable[[Event], None]
 
 
 def is_untouched(puzzle: Puzzle) -> bool:
@@ -56,218 +95,497 @@ def load_reference(puzzle: Puzzle):
     return module
 
 
-def gpu_gate(puzzle: Puzzle, gpu: toolchain.Gpu | None) -> str:
-    """Why this GPU can't run the puzzle, or "" when it can (or there is no GPU)."""
-    if gpu is None:
-        return ""
-    needs = puzzle.gpu
-    if needs.vendor and gpu.vendor not in ("unknown", needs.vendor):
-        return f"needs a {needs.vendor} GPU; this one is {gpu.vendor}"
-    cc = gpu.compute_capability
-    if needs.min_compute_capability and cc is not None and cc < needs.min_compute_capability:
-        return f"needs compute capability {needs.min_compute_capability} or newer; {gpu.name} has {cc}"
-    return ""
+def check_puzzle(puzzle: Puzzle, options: Options | None = None, events: Events | None = None,
+                 children: Children | None = None) -> PuzzleResult:
+    """Check one puzzle. `children` lets a caller cancel the run from another thread."""
+    owned = Children() if children is None else children
+    try:
+        return _Check(puzzle, options or Options(), events, owned).run()
+    finally:
+        if children is None:
+            owned.kill_all()
 
 
-def check_puzzle(puzzle: Puzzle, options: Options) -> PuzzleResult:
-    start = time.perf_counter()
-    seed = options.seed if options.seed is not None else random.randrange(2**31)
-    result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.PASS, seed=seed, solutions=options.solutions)
-    parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
+class _Check:
+    """One check of one puzzle: the state the stages share."""
 
-    if not options.solutions and not options.force and is_untouched(puzzle):
-        result.status = Status.NOT_STARTED
-        for part in parts:
-            devices = {d: _explained(DeviceResult(d, Status.NOT_RUN), "reason.untouched") for d in part.devices}
-            result.parts.append(PartResult(part.id, Status.NOT_STARTED, devices, part.atol, part.rtol))
+    def __init__(self, puzzle: Puzzle, options: Options, events: Events | None, children: Children):
+        self.puzzle, self.options, self.children = puzzle, options, children
+        self._events = events
+        self.started = time.perf_counter()
+        self.lock = threading.Lock()
+        self.seed = options.seed if options.seed is not None else random.randrange(2**31)
+        self.result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.PASS, puzzle.kind, seed=self.seed,
+                                   solutions=options.solutions, quick=options.quick)
+        self.parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
+        self.kernels: dict[str, dict[str, DeviceResult]] = {p.id: {} for p in self.parts}
+        self.failed_build: build.Built | None = None
+
+    # --- events ----------------------------------------------------------------
+
+    def emit(self, part: str, device: str, key: str, status: Status | None = None, **values) -> None:
+        if status is not None and device in DEVICE_CHOICES and self.result.first_verdict is None:
+            self.result.first_verdict = time.perf_counter() - self.started
+        if self._events:
+            self._events(Event(part, device, Msg(key, values), status))
+
+    def ticker(self, part: str, device: str) -> Callable[[Path], None]:
+        """A callback for a run's wait loop: report its phase when it changes."""
+        last: list = [None]
+
+        def tick(folder: Path) -> None:
+            phase, numbers, _ = protocol.read_phase(folder)
+            if (phase, numbers) != last[0]:
+                last[0] = (phase, numbers)
+                if phase == "running" and len(numbers) == 2:
+                    self.emit(part, device, "phase.case", k=numbers[0], n=numbers[1])
+                elif phase == "loading":
+                    self.emit(part, device, "phase.graph_build")
+        return tick
+
+    # --- the whole check --------------------------------------------------------
+
+    def run(self) -> PuzzleResult:
+        result = self.result
+        if not self.options.solutions and not self.options.force and is_untouched(self.puzzle):
+            return self._not_started()
+        try:
+            self.src = build.sources(self.puzzle, self.options.solutions)
+            reference = load_reference(self.puzzle)
+            rng = np.random.default_rng(self.seed)
+            self.cases = {p.id: list(reference.cases(rng, p.id)) for p in self.parts}
+            self.expected = {p.id: [reference.expected(c, p.id) for c in self.cases[p.id]] for p in self.parts}
+            self.invariants = getattr(reference, "invariants", None)
+            self.plan = launcher.make_plan(self.puzzle, [(p, self.cases[p.id], self.expected[p.id])
+                                                         for p in self.parts])
+            self.gpu = toolchain.gpu()
+            self.gate = gating.gate(self.puzzle, self.gpu)
+            self._kernel_stage()
+            if self.failed_build is not None:
+                return self._compile_failed(self.failed_build)
+            if self.puzzle.kind == "op" and not self.options.quick and self._events:
+                self._events(Event("", "stage", msg("phase.kernels_done"), result=self._first_stage()))
+            for part in self.parts:
+                graph = self._graph_stage(part) if self._graph_wanted(part) else {}
+                devices = self.kernels[part.id]
+                result.parts.append(PartResult(part.id, verdict([d.status for d in [*devices.values(),
+                                                                                      *graph.values()]]),
+                                               devices, part.atol, part.rtol, graph))
+        except Cancelled:
+            raise
+        except launcher.PlanError as exc:  # the manifest and the reference disagree: the author's bug
+            result.problem = msg("engine.plan_error", detail=str(exc))
+            result.status = Status.CRASH
+            result.seconds = time.perf_counter() - self.started
+            return result
+        result.status = verdict([p.status for p in result.parts])
+        result.seconds = time.perf_counter() - self.started
         return result
 
-    ws = build.prepare(puzzle, options.solutions)
-    compiled = build.precompile(ws)
-    if not compiled.ok:
-        return _compile_failed(result, compiled, parts, start)
+    def _first_stage(self) -> PuzzleResult:
+        """The result as the kernels left it: what watch shows while the graph builds."""
+        first = PuzzleResult(self.puzzle.id, self.result.title, Status.PASS, self.puzzle.kind, seed=self.seed,
+                             solutions=self.options.solutions, quick=True)
+        for part in self.parts:
+            devices = self.kernels[part.id]
+            first.parts.append(PartResult(part.id, verdict([d.status for d in devices.values()]), devices,
+                                          part.atol, part.rtol))
+        first.status = verdict([p.status for p in first.parts])
+        first.seconds = time.perf_counter() - self.started
+        first.first_verdict = self.result.first_verdict
+        return first
 
-    gpu = toolchain.gpu()
-    gate = gpu_gate(puzzle, gpu)
-    reference = load_reference(puzzle)
-    rng = np.random.default_rng(seed)
-    need_probe = any("gpu" in p.devices for p in parts) and (gpu is None or gate)
+    def _not_started(self) -> PuzzleResult:
+        self.result.status = Status.NOT_STARTED
+        for part in self.parts:
+            devices = {d: _device(d, Status.NOT_RUN, "reason.untouched") for d in self._devices_of(part)}
+            self.result.parts.append(PartResult(part.id, Status.NOT_STARTED, devices, part.atol, part.rtol))
+        return self.result
 
-    # Every child process starts now, so the CPU and GPU builds (and racecheck)
-    # overlap; the GPU probe compiles meanwhile where no GPU will run the kernels.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        probe_future = pool.submit(build.probe, ws) if need_probe else None
-        planned = [_start(ws, part, reference.cases(rng, part.id), puzzle.repeats, options, gpu, gate)
-                   for part in parts]
-        probe = probe_future.result() if probe_future else None
-    if probe is not None and not probe.ok:
-        for plan in planned:
-            plan.cancel()
-        return _compile_failed(result, probe, parts, start)
-    for plan in planned:
-        devices = {d: _device_result(d, run, plan.part, plan.cases, reference, gpu, gate)
-                   for d, run in plan.runs.items()}
-        if "gpu" in devices:
-            plan.sanitizer.collect(devices["gpu"])
-        result.parts.append(PartResult(plan.part.id, _part_status(devices), devices, plan.part.atol, plan.part.rtol))
+    def _compile_failed(self, built: build.Built) -> PuzzleResult:
+        result = self.result
+        result.status = Status.COMPILE_ERROR
+        result.diagnostics = built.diagnostics
+        result.compiler_output = "" if built.diagnostics else built.output
+        result.problem = built.problem
+        for part in self.parts:
+            devices = {d: _device(d, Status.NOT_RUN, "reason.compile_error") for d in self._devices_of(part)}
+            result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))
+        result.seconds = time.perf_counter() - self.started
+        return result
 
-    result.status = _puzzle_status([p.status for p in result.parts])
-    result.seconds = time.perf_counter() - start
-    return result
+    # --- which devices -----------------------------------------------------------
+
+    def _wanted(self, device: str) -> bool:
+        return not self.options.devices or device in self.options.devices
+
+    def _gpu_runs(self) -> bool:
+        return self.gpu is not None and self.gate is None
+
+    def _sim_wanted(self, part: Part) -> bool:
+        if "gpu" not in part.devices:
+            return False
+        if self.options.devices:
+            return "sim" in self.options.devices
+        return not self._gpu_runs()
+
+    def _devices_of(self, part: Part) -> list[str]:
+        names = [d for d in part.devices if self._wanted(d)]
+        if self._sim_wanted(part):
+            names.append("sim")
+        return names or list(part.devices)
+
+    def _indices(self, part: Part) -> list[int]:
+        return [spec.index for spec in self.plan.cases if spec.part.id == part.id]
+
+    # --- stage 1: the kernels ------------------------------------------------------
+
+    def _kernel_stage(self) -> None:
+        self.inputs = Path(tempfile.mkdtemp(prefix="workbook-inputs-")) / protocol.INPUTS_BIN
+        flat_cases = [c for p in self.parts for c in self.cases[p.id]]
+        launcher.write_inputs(self.plan, flat_cases, self.inputs)
+        host_parts = [p for p in self.parts if ("cpu" in p.devices and self._wanted("cpu")) or self._sim_wanted(p)]
+        gpu_parts = [p for p in self.parts if "gpu" in p.devices and self._wanted("gpu")]
+        build_gpu = bool(gpu_parts) and (self._gpu_runs() or not self.options.quick)
+        try:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                jobs = []
+                if host_parts:
+                    jobs.append(pool.submit(self._host_pipeline, host_parts))
+                if build_gpu:
+                    jobs.append(pool.submit(self._gpu_pipeline, gpu_parts))
+                for job in jobs:
+                    job.result()
+        finally:
+            self.inputs.unlink(missing_ok=True)
+            self.inputs.parent.rmdir()
+        for part in gpu_parts:
+            if "gpu" not in self.kernels[part.id]:
+                self.kernels[part.id]["gpu"] = _device("gpu", Status.NOT_RUN, "reason.quick_no_gpu")
+
+    def _build(self, which: str, device: str) -> build.Built | None:
+        """Build a launcher; on a compile error remember it (and return None)."""
+        self.emit("", device, "phase.compiling")
+        target = (self.gpu.target if self.gpu and not settings.gpu_target() else toolchain.gpu_target()) \
+            if which == "gpu" else None
+        built = build.launcher(self.children, self.src, self.plan, which, target)
+        if built.ok:
+            return built
+        with self.lock:
+            if self.failed_build is None or (not self.failed_build.diagnostics and built.diagnostics):
+                self.failed_build = built
+        return None
+
+    def _host_pipeline(self, parts: list[Part]) -> None:
+        built = self._build("host", "sim" if any(self._sim_wanted(p) for p in parts) else "cpu")
+        if built is None:
+            return
+        runs = []
+        cpu_parts = [p for p in parts if "cpu" in p.devices and self._wanted("cpu")]
+        sim_parts = [p for p in parts if self._sim_wanted(p)]
+        if cpu_parts:
+            runs.append(("cpu", cpu_parts, 1))
+        if sim_parts:
+            runs.append(("sim", sim_parts, launcher.SIM_ORDERS))
+        for mode, mode_parts, repeats in runs:
+            runnable = [p for p in mode_parts if mode != "sim" or (p.sim and self.src.sim_problem is None)]
+            for p in mode_parts:
+                if p not in runnable:
+                    self.kernels[p.id]["sim"] = self._sim_refused(p)
+            if not runnable:
+                continue
+            indices = [i for p in runnable for i in self._indices(p)]
+            raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, mode, repeats, indices,
+                                limit=self.options.run_timeout, tick=self.ticker("", mode))
+            self.children.check()
+            for part in runnable:
+                dev = self._judge(mode, part, raw, orders=mode == "sim")
+                self.kernels[part.id][mode] = dev
+                self.emit(part.id, mode, "phase.verdict", dev.status)
+
+    def _sim_refused(self, part: Part) -> DeviceResult:
+        problem = self.src.sim_problem
+        if problem is not None:
+            return _device("sim", Status.NOT_RUN, "reason.sim_unsupported", what=problem.what)
+        return _device("sim", Status.NOT_RUN, "reason.sim_not_for_part")
+
+    def _gpu_pipeline(self, parts: list[Part]) -> None:
+        built = self._build("gpu", "gpu")
+        if built is None:
+            return
+        if not self._gpu_runs():
+            for part in parts:
+                dev = (_device("gpu", Status.SKIPPED, "reason.gate", why=self.gate,
+                               name=self.gpu.name if self.gpu else "") if self.gate
+                       else _device("gpu", Status.COMPILED, "reason.no_gpu", target=toolchain.gpu_target()))
+                self.kernels[part.id]["gpu"] = dev
+                self.emit(part.id, "gpu", "phase.verdict", dev.status)
+            return
+        indices = [i for p in parts for i in self._indices(p)]
+        raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", self.puzzle.repeats,
+                            indices, limit=self.options.run_timeout, tick=self.ticker("", "gpu"))
+        self.children.check()
+        for part in parts:
+            dev = self._judge("gpu", part, raw, orders=False)
+            dev.device_name = self.gpu.name
+            self.kernels[part.id]["gpu"] = dev
+            self.emit(part.id, "gpu", "phase.verdict", dev.status)
+        if not self.options.quick:
+            self._sanitize(built, parts, indices)
+
+    def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int]) -> None:
+        """compute-sanitizer over every case (the one with the most threads among them)."""
+        marker = built.binary.with_name(built.binary.name + ".racecheck-clean")
+        tools, note = sanitizer.choose(self.options.sanitize, True, marker.exists())
+        findings: list[Finding] = []
+        problems: list[Msg] = []
+        learner = {name: _shown(path) for name, path in self.src.files.items() if name in self.puzzle.edit}
+        for tool in tools:
+            self.emit("", "gpu", "phase.sanitizer", tool=tool)
+            log = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-")) / f"{tool}.log"
+            raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", 1, indices,
+                                prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool),
+                                limit=settings.run_timeout() * 10)
+            self.children.check()
+            text = log.read_text(errors="replace") if log.exists() else ""
+            found = sanitizer.parse(tool, text, learner)
+            findings += found
+            if raw.status not in ("ok",) and not found:
+                problems.append(msg("sanitizer.could_not_run", tool=tool, why=raw.message or msg("run.died_code",
+                                                                                                  code="?")))
+            keep = settings.keep_sanitizer_logs()
+            if keep and log.exists():
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / f"{self.puzzle.id}-{tool}.log").write_text(text)
+            log.unlink(missing_ok=True)
+            log.parent.rmdir()
+        for part in parts:
+            dev = self.kernels[part.id]["gpu"]
+            dev.tools = problems[0] if problems else (msg("sanitizer.ran", tools=", ".join(tools)) if tools else note)
+            if tools:
+                dev.findings = (dev.findings or []) + findings
+            if findings:
+                dev.status = Status.FAIL
+                dev.explain("reason.sanitizer", n=len(findings))
+        if tools and "racecheck" in tools and not findings and not problems:
+            marker.write_text("")
+
+    # --- judging one device's outputs ------------------------------------------------
+
+    def _judge(self, device: str, part: Part, raw: kernelrun.KernelRun, orders: bool) -> DeviceResult:
+        name = {"cpu": "CPU", "sim": "simulator"}.get(device, "GPU")
+        if raw.status in ("crash", "timeout"):
+            status = Status.TIMEOUT if raw.status == "timeout" else Status.CRASH
+            dev = DeviceResult(device, status, [raw.message] if raw.message else [], seconds=raw.seconds,
+                               device_name=name, output=raw.output)
+            return dev
+        repeats = launcher.SIM_ORDERS if orders else (self.puzzle.repeats if device == "gpu" else 1)
+        dev = DeviceResult(device, Status.PASS, repeats=repeats, seconds=raw.seconds, device_name=name)
+        indices = self._indices(part)
+        for n, index in enumerate(indices):
+            case = self.cases[part.id][n]
+            got = raw.outputs.get(index)
+            if got is None or len(got) < repeats:
+                dev.cases.append(CaseResult(case["name"], case["params"], [], [], passed=False,
+                                            label=case.get("label", {}), ran=False))
+                continue
+            inv = (lambda c, outs, p=part.id: self.invariants(c, outs, p)) if self.invariants else None
+            dev.cases.append(compare.check_case(case, part, got, self.expected[part.id][n], inv, orders))
+        errors = [o for c in dev.cases for o in c.outputs]
+        abs_errs = [o.max_abs_error for o in errors if o.max_abs_error is not None]
+        rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
+        dev.max_abs_error = max(abs_errs) if abs_errs else None
+        dev.max_rel_error = max(rel_errs) if rel_errs else None
+        if device == "sim":
+            dev.findings = [self._sim_finding(f, indices) for f in raw.findings
+                            if f.get("case", -1) in indices or f.get("case", -1) < 0]
+            dev.tools = msg("sim.checked")
+        if not all(c.passed for c in dev.cases) or dev.findings:
+            dev.status = Status.FAIL
+        if any(c.nondeterministic for c in dev.cases):
+            dev.explain("reason.race")
+        if any(c.order_dependent for c in dev.cases):
+            dev.explain("reason.order")
+        if dev.findings:
+            dev.explain("reason.sim_findings", n=len(dev.findings))
+        if any(o.nan_count or o.inf_count for o in errors) and not dev.reasons:
+            dev.explain("reason.nan")
+        if raw.status == "fatal" and not dev.findings:
+            dev.explain("reason.sim_stopped")
+        if device == "sim":
+            self._picture(dev, raw, indices)
+        return dev
+
+    def _launch_of(self, index: int, name: str) -> launcher.LaunchSpec | None:
+        spec = self.plan.cases[index]
+        return next((lau for lau in spec.launches if lau.name == name), spec.launches[0] if spec.launches else None)
+
+    def _sim_finding(self, raw: dict, indices: list[int]) -> Finding:
+        """A simulator finding in the learner's terms: which threads, which element."""
+        index = raw.get("case", indices[0] if indices else 0)
+        launch = self._launch_of(index, raw.get("launch", ""))
+        case = self.plan.cases[index] if 0 <= index < len(self.plan.cases) else None
+        case_name = self.cases[case.part.id][index - self._indices(case.part)[0]]["name"] if case else ""
+
+        def thread(linear: int, block: int | None = None) -> Msg:
+            return _thread_id(launch, linear, block)
+
+        kind = raw.get("kind", "")
+        if kind == "divergent_barrier":
+            message = msg("finding.divergent_barrier", finished=raw["finished"], waiting=raw["waiting"],
+                          block=_block_id(launch, raw["block"]), done=thread(raw["finished_thread"]),
+                          stuck=thread(raw["waiting_thread"]))
+        elif kind == "shared_race":
+            a, b = raw["threads"]
+            message = msg("finding.sim_shared_race", allocation=raw["allocation"] + 1, index=raw["index"],
+                          a=thread(a), b=thread(b), block=_block_id(launch, raw["block"]))
+        elif kind == "global_race":
+            a, b = raw["threads"]
+            key = "finding.sim_global_race_blocks" if raw.get("blocks_differ") else "finding.sim_global_race"
+            message = msg(key, buffer=raw["buffer"], index=raw["index"], a=_global_thread(launch, a),
+                          b=_global_thread(launch, b))
+        elif kind == "out_of_bounds":
+            message = msg("finding.sim_out_of_bounds", buffer=raw["buffer"], index=raw["index"], size=raw["size"],
+                          who=_global_thread(launch, raw["thread"]))
+        elif kind == "shared_out_of_bounds":
+            message = msg("finding.sim_shared_outside", offset=raw["offset"], who=thread(raw["thread"]))
+        elif kind == "shared_overflow":
+            message = msg("finding.sim_shared_overflow", limit=raw.get("limit", 0) // 1024)
+        elif kind == "shared_calls_differ":
+            message = msg("finding.sim_shared_calls_differ")
+        else:
+            message = msg("finding.other", what=str(raw))
+        return Finding("sim", kind, message, kernel=raw.get("launch", ""), case=case_name, count=raw.get("count", 1))
+
+    def _picture(self, dev: DeviceResult, raw: kernelrun.KernelRun, indices: list[int]) -> None:
+        """Who wrote which element, for the first failing case (or the first case)."""
+        chosen = next((i for i, c in zip(indices, dev.cases) if c.ran and not c.passed), None)
+        if chosen is None:
+            return
+        spec = self.plan.cases[chosen]
+        launch = spec.launches[-1] if spec.launches else None
+        if launch is None:
+            return
+        picture = Picture(launch.block, launch.grid)
+        for k, buf in enumerate(spec.outputs()):
+            ids = raw.writers.get((chosen, k))
+            if ids is not None:
+                picture.outputs[buf.name] = (list(buf.shape), ids.tolist())
+        picture.shared = [(alloc, ids.tolist()) for alloc, ids in raw.shared.get(chosen, [])]
+        dev.cases[indices.index(chosen)].picture = picture
+
+    # --- stage 2: the op through a MAX graph ----------------------------------------
+
+    def _graph_wanted(self, part: Part) -> bool:
+        return self.puzzle.kind == "op" and not self.options.quick
+
+    def _graph_stage(self, part: Part) -> dict[str, DeviceResult]:
+        devices = [d for d in part.devices if self._wanted(d)]
+        kernel_statuses = [d.status for d in self.kernels[part.id].values()]
+        if not all(s in PASSING or s in (Status.SKIPPED, Status.NOT_RUN) for s in kernel_statuses):
+            return {d: _device(d, Status.NOT_RUN, "reason.kernels_first") for d in devices}
+        self.emit(part.id, "graph", "phase.precompiling")
+        packaged = build.precompile(self.children, self.src)
+        if not packaged.ok:
+            with self.lock:
+                self.result.diagnostics += packaged.diagnostics
+                self.result.compiler_output = self.result.compiler_output or packaged.output
+                self.result.problem = self.result.problem or packaged.problem
+            return {d: _device(d, Status.COMPILE_ERROR, "reason.precompile") for d in devices}
+        graph_dir = build.python_files(self.puzzle, self.options.solutions)
+        results: dict[str, DeviceResult] = {}
+        runnable = []
+        for d in devices:
+            if d == "gpu" and not self._gpu_runs():
+                results[d] = (_device(d, Status.SKIPPED, "reason.gate", why=self.gate, name=self.gpu.name)
+                              if self.gate else _device(d, Status.NOT_RUN, "reason.no_gpu_graph"))
+            else:
+                runnable.append(d)
+
+        def one(device: str) -> None:
+            repeats = self.puzzle.repeats if device == "gpu" else 1
+            worker = GraphWorker(self.children, self.puzzle, part, device, graph_dir, self.src.mojoc,
+                                 self.cases[part.id], repeats)
+            raw = worker.collect(self.ticker(part.id, f"graph-{device}"))
+            results[device] = self._judge_graph(device, part, raw, repeats)
+            self.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for job in [pool.submit(one, d) for d in runnable]:
+                job.result()
+        self.children.check()
+        return {d: results[d] for d in devices}
+
+    def _judge_graph(self, device: str, part: Part, raw, repeats: int) -> DeviceResult:
+        name = (self.gpu.name if self.gpu else "GPU") if device == "gpu" else "CPU"
+        bypass = [g for g in raw.graphs if g["others"] or g["missing"] or not g["outputs_from_op"]]
+        if bypass:
+            g = bypass[0]
+            finding = Finding("graph", "bypass", msg("finding.graph_bypass", ops=", ".join(part.ops),
+                                                   others=", ".join(g["others"]) or "-",
+                                                   missing=", ".join(g["missing"]) or "-"))
+            dev = DeviceResult(device, Status.FAIL, [msg("reason.graph_bypass")], device_name=name,
+                               findings=[finding])
+            return dev
+        if raw.status == "cancelled":
+            raise Cancelled()
+        if raw.status != "ok":
+            status = {"compile_error": Status.COMPILE_ERROR, "timeout": Status.TIMEOUT}.get(raw.status, Status.CRASH)
+            reasons = [raw.message] if raw.message else []
+            return DeviceResult(device, status, reasons, seconds=raw.seconds, device_name=name, output=raw.output)
+        fake = kernelrun.KernelRun("ok", outputs={i: raw.outputs[n] for n, i in enumerate(self._indices(part))
+                                                   if n in raw.outputs}, seconds=raw.seconds)
+        dev = self._judge(device, part, fake, orders=False)
+        dev.repeats = repeats
+        dev.device_name = name
+        return dev
 
 
-@dataclass
-class _Started:
-    """One part's child processes, started and not yet collected."""
-
-    part: Part
-    cases: list[dict]
-    runs: dict[str, runner.DeviceRun | None]  # None: this device can't run it here
-    sanitizer: SanitizerRuns
-
-    def cancel(self) -> None:
-        self.sanitizer.cancel()
-        for run in self.runs.values():
-            if run:
-                run.cancel()
+# ---------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------
 
 
-def _start(ws: build.Workspace, part: Part, cases: list[dict], repeats: int, options: Options,
-           gpu: toolchain.Gpu | None, gate: str) -> _Started:
-    runs: dict[str, runner.DeviceRun | None] = {}
-    for device in part.devices:
-        runnable = device == "cpu" or (gpu is not None and not gate)
-        runs[device] = runner.DeviceRun(ws, part, device, cases, repeats if device == "gpu" else 1) \
-            if runnable else None
-    return _Started(part, cases, runs, SanitizerRuns(ws, part, cases, options.sanitize, runs.get("gpu") is not None))
-
-
-def _compile_failed(result: PuzzleResult, compiled: build.CompileResult, parts: list[Part],
-                    start: float) -> PuzzleResult:
-    result.status = Status.COMPILE_ERROR
-    result.diagnostics = compiled.diagnostics
-    result.compiler_output = "" if compiled.diagnostics else compiled.output
-    for part in parts:
-        devices = {d: _explained(DeviceResult(d, Status.NOT_RUN), "reason.compile_error") for d in part.devices}
-        result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))
-    result.seconds = time.perf_counter() - start
-    return result
-
-
-def _device_result(device: str, run: runner.DeviceRun | None, part: Part, cases: list[dict],
-                   reference, gpu: toolchain.Gpu | None, gate: str) -> DeviceResult:
-    if run is None:
-        if gate:
-            return _explained(DeviceResult(device, Status.SKIPPED, device_name=gpu.name if gpu else ""),
-                              "reason.gate", why=gate)
-        return _explained(DeviceResult(device, Status.COMPILED), "reason.no_gpu", target=toolchain.gpu_target())
-    raw = run.collect()
-    name = (gpu.name if gpu else "GPU") if device == "gpu" else "CPU"
-    if raw.status != "ok":
-        status = {"compile_error": Status.COMPILE_ERROR, "timeout": Status.TIMEOUT}.get(raw.status, Status.CRASH)
-        return DeviceResult(device, status, raw.message, seconds=raw.seconds, device_name=name)
-    invariants = getattr(reference, "invariants", None)
-    checked = []
-    for index, case in enumerate(cases):
-        expected = reference.expected(case, part.id)
-        inv = (lambda c, outs, p=part.id: invariants(c, outs, p)) if invariants else None
-        checked.append(compare.check_case(case, part, raw.outputs[index], expected, inv))
-    errors = [o for c in checked for o in c.outputs]
-    abs_errs = [o.max_abs_error for o in errors if o.max_abs_error is not None]
-    rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
-    racy = any(c.nondeterministic for c in checked)
-    passed = all(c.passed for c in checked)
-    result = DeviceResult(
-        device, Status.PASS if passed else Status.FAIL, "",
-        max(abs_errs) if abs_errs else None, max(rel_errs) if rel_errs else None,
-        checked, run.repeats, raw.seconds, name,
-    )
-    if racy:
-        result.explain("reason.race")
-    elif any(o.nan_count or o.inf_count for o in errors):
-        result.explain("reason.nan")
-    return result
-
-
-def _explained(result: DeviceResult, key: str, **values) -> DeviceResult:
+def _device(device: str, status: Status, key: str, **values) -> DeviceResult:
+    result = DeviceResult(device, status)
     result.explain(key, **values)
     return result
 
 
-class SanitizerRuns:
-    """The part's first case, run once under each chosen compute-sanitizer tool,
-    started beside the plain runs; findings fail the GPU device."""
-
-    def __init__(self, ws: build.Workspace, part: Part, cases: list[dict], mode: str, gpu_runs: bool):
-        self.ws, self.part, self.runs, self.note = ws, part, [], ""
-        self.marker = ws.dir / f".racecheck-clean-{part.id}"
-        binary = sanitizer.locate()
-        if mode == "off" or "gpu" not in part.devices:
-            return
-        if not gpu_runs:
-            self.note = "the sanitizer needs a GPU to run the kernels: not run" if mode == "all" else ""
-            return
-        if binary is None:
-            self.note = ("compute-sanitizer was not found: it comes with NVIDIA's CUDA toolkit "
-                         "(put its bin/ folder on PATH, or set CUDA_HOME)")
-            return
-        tools = sanitizer.TOOLS if mode == "all" else () if self.marker.exists() else ("racecheck",)
-        if mode == "auto" and not tools:
-            self.note = "racecheck: clean for this code (checked before)"
-        self.logs = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-"))
-        for tool in tools:
-            log = self.logs / f"{tool}.log"
-            run = runner.DeviceRun(ws, part, "gpu", cases[:1], 1, prefix=sanitizer.wrapper(tool, log),
-                                   env=sanitizer.environment(tool))
-            self.runs.append((tool, log, run))
-
-    def cancel(self) -> None:
-        for _, _, run in self.runs:
-            run.cancel()
-
-    def collect(self, gpu: DeviceResult) -> None:
-        gpu.sanitizer_note = self.note
-        if not self.runs:
-            return
-        learner = {name: str(path.relative_to(root())) if path.is_relative_to(root()) else str(path)
-                   for name, path in self.ws.sources.items() if name in self.ws.puzzle.edit}
-        findings, problems = [], []
-        for tool, log, run in self.runs:
-            raw = run.collect()
-            text = log.read_text(errors="replace") if log.exists() else ""
-            found = sanitizer.parse(tool, text, learner)
-            findings += found
-            if raw.status != "ok" and not found:
-                problems.append(f"{tool} could not run: {raw.status} {raw.message[:200]}")
-        self._keep_logs()
-        gpu.sanitizer = findings
-        ran = ", ".join(tool for tool, _, _ in self.runs)
-        gpu.sanitizer_note = "; ".join(problems) or f"ran {ran}"
-        if findings:
-            gpu.status = Status.FAIL
-            gpu.explain("reason.sanitizer", n=len(findings))
-        elif not problems and any(tool == "racecheck" for tool, _, _ in self.runs):
-            self.marker.write_text("")
-
-    def _keep_logs(self) -> None:
-        keep = os.environ.get("WORKBOOK_KEEP_SANITIZER_LOGS")  # for recording the tool's output in tests
-        if keep:
-            Path(keep).mkdir(parents=True, exist_ok=True)
-            for tool, log, _ in self.runs:
-                if log.exists():
-                    shutil.copy(log, Path(keep) / f"{self.ws.puzzle.id}-{self.part.id}-{tool}.log")
-        shutil.rmtree(self.logs, ignore_errors=True)
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(settings.root()))
+    except ValueError:
+        return str(path)
 
 
-def _part_status(devices: dict[str, DeviceResult]) -> Status:
-    return _puzzle_status([d.status for d in devices.values()])
+def _split(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
+    x, y = dims[0], dims[1]
+    return linear % x, (linear // x) % y, linear // (x * y)
 
 
-def _puzzle_status(statuses: list[Status]) -> Status:  # noqa: D401
-    """Passes when every device that ran passed and every GPU kernel compiled;
-    `compiled` when nothing here could run it but it all compiled."""
-    ran = [s for s in statuses if s not in (Status.COMPILED, Status.SKIPPED, Status.NOT_RUN)]
-    if not ran:
-        return Status.COMPILED if statuses else Status.NOT_RUN
-    return worst(ran)
+def _coords(values: tuple[int, int, int], dims: tuple[int, int, int]) -> str:
+    rank = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
+    return str(values[0]) if rank == 1 else "(" + ", ".join(map(str, values[:rank])) + ")"
 
+
+def _thread_id(launch: launcher.LaunchSpec | None, linear: int, block: int | None = None) -> Msg:
+    if launch is None:
+        return msg("sim.thread", t=linear)
+    return msg("sim.thread", t=_coords(_split(linear, launch.block), launch.block))
+
+
+def _block_id(launch: launcher.LaunchSpec | None, linear) -> str:
+    if launch is None or not isinstance(linear, int):
+        return str(linear)
+    return _coords(_split(linear, launch.grid), launch.grid)
+
+
+def _global_thread(launch: launcher.LaunchSpec | None, me: int) -> Msg:
+    """A thread named by block and thread, from the simulator's block * threads + thread."""
+    if launch is None:
+        return msg("sim.thread", t=me)
+    per_block = launch.block[0] * launch.block[1] * launch.block[2]
+    block, thread = divmod(me, per_block)
+    return msg("sim.thread_in_block", t=_coords(_split(thread, launch.block), launch.block),
+               b=_coords(_split(block, launch.grid), launch.grid))

@@ -1,9 +1,16 @@
-"""Plain result records: computed once, rendered by report.py (Rich) or as JSON."""
+"""Plain result records: computed once, rendered by report.py (Rich) or as JSON.
+
+Every sentence in here is a `Msg` (a key and values): the view says it in the
+learner's language, the JSON in English next to its key.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
+
+from .exitcodes import JSON_SCHEMA
+from .i18n import Msg
 
 
 class Status(str, Enum):
@@ -15,7 +22,7 @@ class Status(str, Enum):
     COMPILE_ERROR = "compile_error"
     CRASH = "crash"
     TIMEOUT = "timeout"
-    NOT_RUN = "not_run"  # this device could not run it: see `reason`
+    NOT_RUN = "not_run"  # this device did not run it: see `reasons`
     COMPILED = "compiled"  # a GPU kernel compiled for a GPU target, with no GPU to run it
     SKIPPED = "skipped"  # the GPU here lacks a capability the puzzle needs
 
@@ -33,13 +40,23 @@ SEVERITY = [
     Status.PASS,
 ]
 
-
 # Verdicts `run` and `check` accept (exit 0): passed, or compiled with no GPU to run it.
 PASSING = (Status.PASS, Status.COMPILED)
+# Statuses of a device that did not run the code, so do not decide a verdict.
+NOT_RAN = (Status.COMPILED, Status.SKIPPED, Status.NOT_RUN)
 
 
 def worst(statuses: list[Status]) -> Status:
     return min(statuses, key=SEVERITY.index) if statuses else Status.NOT_RUN
+
+
+def verdict(statuses: list[Status]) -> Status:
+    """Passes when every device that ran passed (and every GPU kernel compiled);
+    `compiled` when nothing here could run it but it all compiled."""
+    ran = [s for s in statuses if s not in NOT_RAN]
+    if not ran:
+        return Status.COMPILED if Status.COMPILED in statuses else worst(statuses)
+    return worst(ran)
 
 
 @dataclass
@@ -49,22 +66,26 @@ class Diagnostic:
     file: str
     line: int
     column: int
-    message: str
+    message: str  # the compiler's own words
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
     notes: list[str] = field(default_factory=list)
+    hint: Msg | None = None  # what the workbook adds (an error in its launcher, say)
 
 
 @dataclass
 class Finding:
-    """One kind of error compute-sanitizer reported, in the learner's terms."""
+    """One kind of bug found by a tool rather than by comparing values:
+    compute-sanitizer on a GPU, or the simulator."""
 
-    tool: str  # memcheck, racecheck, initcheck
-    kind: str
-    kernel: str
-    file: str
-    line: int | None
+    tool: str  # memcheck, racecheck, initcheck, sim
+    kind: str  # a stable key: race_shared, race_global, out_of_bounds, divergent_barrier, ...
+    message: Msg  # what it means, for the learner
+    kernel: str = ""
+    file: str = ""
+    line: int | None = None
     count: int = 1
-    detail: str = ""
+    case: str = ""  # the case it was seen in, if known
+    detail: str = ""  # the tool's own words, or the threads and elements involved
 
 
 @dataclass
@@ -89,48 +110,64 @@ class OutputCheck:
 
 
 @dataclass
+class Picture:
+    """Which simulated thread wrote each element (-1: nobody), for one case."""
+
+    block: tuple[int, int, int]  # threads per block of the launch
+    grid: tuple[int, int, int]
+    outputs: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # name -> (shape, writers)
+    shared: list[tuple[int, list[int]]] = field(default_factory=list)  # (allocation, writers) for block 0
+
+
+@dataclass
 class CaseResult:
     name: str
     params: dict
     outputs: list[OutputCheck]
-    invariants: list[tuple[str | dict[str, str], bool, str]]  # label (str or per language), ok, detail
-    nondeterministic: bool = False  # repeated runs disagreed: a race
+    invariants: list[tuple[dict[str, str] | str, bool, dict[str, str] | str]]  # label, ok, detail
+    nondeterministic: bool = False  # repeated GPU runs disagreed: a race
+    order_dependent: bool = False  # the simulator's forward and reverse orders disagreed
     passed: bool = False
-    label: dict[str, str] = field(default_factory=dict)  # the case's name per language, if the reference gives one
+    label: dict[str, str] = field(default_factory=dict)  # the case's name per language
+    ran: bool = True  # False: the run stopped before this case
+    picture: Picture | None = None
 
 
 @dataclass
 class DeviceResult:
-    device: str  # "cpu" or "gpu"
+    device: str  # cpu, gpu or sim
     status: Status
-    reason: str = ""  # why not_run / skipped / crash / timeout, in words
+    reasons: list[Msg] = field(default_factory=list)  # why it failed, or did not run
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     cases: list[CaseResult] = field(default_factory=list)
     repeats: int = 1
     seconds: float = 0.0
     device_name: str = ""
-    sanitizer: list[Finding] | None = None  # None: not run under compute-sanitizer
-    sanitizer_note: str = ""  # why it was not run, or which tools ran
-    # The reason as message keys and values, so the report can say it in the learner's language.
-    reason_keys: list[tuple[str, dict]] = field(default_factory=list)
+    findings: list[Finding] | None = None  # None: no tool looked (racecheck, the simulator's checks)
+    tools: Msg | None = None  # which tools ran, or why none did
+    output: str = ""  # a crash's own words (a traceback, the runtime's message), shown as they came
 
     def explain(self, key: str, **values) -> None:
-        """Add a reason: kept as a key for the report, and in English for JSON."""
-        from .i18n import catalog
+        self.reasons.append(Msg(key, values))
 
-        self.reason_keys.append((key, values))
-        text = catalog("en")[key].format(**values)
-        self.reason = f"{self.reason}; {text}" if self.reason else text
+    @property
+    def reason(self) -> str:
+        """The reasons in English (JSON, logs)."""
+        return "; ".join(m.text("en") for m in self.reasons)
 
 
 @dataclass
 class PartResult:
     id: str
     status: Status
-    devices: dict[str, DeviceResult]
+    kernels: dict[str, DeviceResult]  # the learner's kernels launched directly, per device
     atol: float
     rtol: float
+    graph: dict[str, DeviceResult] = field(default_factory=dict)  # op puzzles: the op through a MAX graph
+
+    def all_devices(self) -> list[DeviceResult]:
+        return [*self.kernels.values(), *self.graph.values()]
 
 
 @dataclass
@@ -138,43 +175,63 @@ class PuzzleResult:
     id: str
     title: str
     status: Status
+    kind: str = "kernel"
     parts: list[PartResult] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     compiler_output: str = ""  # raw compiler text when no diagnostic could be parsed
+    problem: Msg | None = None  # a failure that is not in the learner's code (a compile timeout, say)
     seed: int = 0
     solutions: bool = False
+    quick: bool = False  # stopped after the first stage
     seconds: float = 0.0
+    first_verdict: float | None = None  # seconds until the first device's verdict
 
-    @property
-    def devices(self) -> dict[str, DeviceResult]:
-        """Per device, over all parts: the worst status and the largest error."""
-        merged: dict[str, DeviceResult] = {}
+    def device_statuses(self) -> dict[str, Status]:
+        """Per device over all parts and stages: its worst status ("cpu", "gpu", "sim")."""
+        merged: dict[str, list[Status]] = {}
         for part in self.parts:
-            for name, result in part.devices.items():
-                if name not in merged:
-                    merged[name] = DeviceResult(name, result.status, result.reason,
-                                                result.max_abs_error, result.max_rel_error,
-                                                device_name=result.device_name)
-                    continue
-                m = merged[name]
-                m.status = worst([m.status, result.status])
-                m.reason = m.reason or result.reason
-                m.max_abs_error = _max(m.max_abs_error, result.max_abs_error)
-                m.max_rel_error = _max(m.max_rel_error, result.max_rel_error)
-        return merged
+            for dev in part.all_devices():
+                merged.setdefault(dev.device, []).append(dev.status)
+        return {name: verdict(statuses) for name, statuses in merged.items()}
+
+    def max_abs_error(self) -> float | None:
+        errors = [d.max_abs_error for p in self.parts for d in p.all_devices() if d.max_abs_error is not None]
+        return max(errors) if errors else None
 
 
-def _max(a: float | None, b: float | None) -> float | None:
-    values = [v for v in (a, b) if v is not None]
-    return max(values) if values else None
+# ---------------------------------------------------------------------------
+# JSON
+# ---------------------------------------------------------------------------
+
+
+def _plain(value):
+    """Dataclasses, enums and messages as JSON values (messages: English text and key)."""
+    if isinstance(value, Msg):
+        return {"key": value.key, "text": value.text("en"),
+                "values": {k: _plain(v) for k, v in value.values.items()}}
+    if isinstance(value, Enum):
+        return value.value
+    if is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def to_dict(result: PuzzleResult) -> dict:
-    """The JSON form of a puzzle result (the `--json` schema). Statuses are str enums,
-    so they serialize as their plain values ("pass", "compiled", ...)."""
-    data = asdict(result)
-    data["devices"] = {
-        name: {k: v for k, v in asdict(d).items() if k not in ("cases", "repeats", "seconds", "reason_keys")}
-        for name, d in result.devices.items()
-    }
+    """The JSON form of a puzzle result (see the README's --json section)."""
+    data = _plain(result)
+    for part, raw in zip(result.parts, data["parts"]):
+        for stage in ("kernels", "graph"):
+            for name, dev in getattr(part, stage).items():
+                raw[stage][name]["reason"] = dev.reason
+    data["devices"] = {name: status.value for name, status in result.device_statuses().items()}
+    data["max_abs_error"] = result.max_abs_error()
     return data
+
+
+def document(**content) -> dict:
+    """A --json document: the schema version first."""
+    return {"schema": JSON_SCHEMA, **content}

@@ -2,17 +2,24 @@
 
 memcheck finds out-of-bounds and misaligned accesses, racecheck finds
 shared-memory hazards (a missing barrier()), initcheck finds reads of device
-memory nobody wrote. The workbook runs a GPU part once under each tool and
-turns the tool's report into findings: which kernel, which line, what kind.
+memory nobody wrote. The workbook runs a puzzle's GPU launcher once under a
+tool, over every case (so the case with the most threads and blocks is
+among them), and turns the tool's report into findings: which kernel, which
+line, what kind. Warnings count: racecheck reports a race between threads of
+one warp as a "Warning (Warp Level Programming)", and since Volta the threads
+of a warp are not in lockstep, so that is a real race.
+
+This module also holds the policy of when to run it (`choose`).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
 
+from . import settings
+from .i18n import Msg, msg
 from .results import Finding
 
 TOOLS = ("memcheck", "racecheck", "initcheck")
@@ -20,6 +27,10 @@ PREFIX = re.compile(r"^=+ ?")
 # "at kernel_name+0x1b0 in /path/file.mojo:45" (also "at 0x1b0 in /path/file.mojo:45:kernel(...)")
 LOCATION = re.compile(r"at (?P<where>.+?) in (?P<file>[^\s:]+(?:\.mojo|\.py|\.cu)?):(?P<line>\d+)")
 KERNEL_ONLY = re.compile(r"at (?P<kernel>[\w:.$<>\[\], ]+?)\+0x[0-9a-f]+")
+RACE = re.compile(r"Potential (RAW|WAR|WAW) hazard detected at __(shared|global)__")
+SEVERITY = re.compile(r"^(?:Error|Warning|ERROR|WARNING)(?: \([^)]*\))?: ")
+RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
+ERROR_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
 
 
 def locate() -> Path | None:
@@ -27,21 +38,40 @@ def locate() -> Path | None:
     found = shutil.which("compute-sanitizer")
     if found:
         return Path(found)
-    for base in (os.environ.get("CUDA_HOME"), "/usr/local/cuda", "/opt/cuda"):
-        if base and (Path(base) / "bin" / "compute-sanitizer").exists():
+    for base in settings.cuda_homes():
+        if (Path(base) / "bin" / "compute-sanitizer").exists():
             return Path(base) / "bin" / "compute-sanitizer"
     return None
 
 
+def choose(mode: str, gpu_runs: bool, clean_before: bool) -> tuple[tuple[str, ...], Msg | None]:
+    """Which tools to run on a GPU part, and a note for the report when none runs.
+
+    `mode`: "all" (--sanitize: every tool), "auto" (racecheck, where a GPU and
+    the tool are here, once per content: `clean_before` says this code passed
+    it already), "off" (--no-sanitize)."""
+    if mode == "off":
+        return (), None
+    if not gpu_runs:
+        return (), msg("sanitizer.needs_gpu") if mode == "all" else None
+    if locate() is None:
+        return (), msg("sanitizer.missing")
+    if mode == "all":
+        return TOOLS, None
+    if clean_before:
+        return (), msg("sanitizer.clean_before")
+    return ("racecheck",), None
+
+
 def environment(tool: str) -> dict[str, str]:
-    """MAX hands out device memory from a pool of its own, so a write past the end of
-    an output lands in the pool and memcheck can't see it. With no pool (seen on an
-    H100 with max 26.7), every buffer is its own allocation and the write is caught."""
+    """MAX's device context hands out memory from a pool of its own, so a write past
+    the end of a buffer lands in the pool and memcheck can't see it. With no pool
+    (seen on an H100 with max 26.7) every buffer is its own allocation."""
     return {"MODULAR_DEVICE_CONTEXT_MEMORY_MANAGER_SIZE": "0"} if tool in ("memcheck", "initcheck") else {}
 
 
 def wrapper(tool: str, log: Path) -> list[str]:
-    """The command prefix that runs a process under one tool, its report in `log`."""
+    """The command prefix that runs a program under one tool, its report in `log`."""
     binary = locate()
     assert binary is not None
     args = [str(binary), "--tool", tool, "--log-file", str(log), "--print-limit", "20",
@@ -55,9 +85,9 @@ def parse(tool: str, text: str, learner_files: dict[str, str] | None = None) -> 
     """Findings from a compute-sanitizer log, merged when kind, kernel and place repeat.
 
     `learner_files` maps a puzzle file ("op/softmax.mojo") to the path shown to
-    the learner. Kernels compiled by MAX carry no line numbers, but their
-    names start with their module ("op_softmax_softmax_gpu_kernel..."), which
-    is enough to name the learner's file and function."""
+    the learner. A kernel's compiled name starts with its module
+    ("op_softmax_softmax_gpu_kernel..."), which names the learner's file when
+    the tool gives no line."""
     learner_files = learner_files or {}
     lines = [PREFIX.sub("", line.rstrip()) for line in text.splitlines() if line.startswith("=")]
     findings: list[Finding] = []
@@ -69,22 +99,35 @@ def parse(tool: str, text: str, learner_files: dict[str, str] | None = None) -> 
         if block:
             findings.append(_finding(tool, block, learner_files))
         block = [line.strip()] if _kind(line.strip()) else []
-    return _merge(findings)
+    findings = _merge(findings)
+    reported = _summary_count(text)
+    if reported and not findings:  # the tool counted problems we could not read: never pass them
+        findings.append(Finding(tool, "unparsed", msg("finding.unparsed", tool=tool, n=reported)))
+    return findings
 
 
-RACE = re.compile(r"Potential (RAW|WAR|WAW) hazard detected at __(shared|global)__")
-RACE_MEANING = {"RAW": "a read raced a write", "WAR": "a write raced a read", "WAW": "two writes raced"}
+def _summary_count(text: str) -> int:
+    race = RACE_SUMMARY.search(text)
+    if race:
+        return int(race.group(2)) + int(race.group(3)) or int(race.group(1))
+    errors = ERROR_SUMMARY.search(text)
+    return int(errors.group(1)) if errors else 0
 
 
-def _kind(line: str) -> str | None:
-    """The finding a block's first line announces, in plain words, or None."""
-    line = re.sub(r"^(?:Error|Warning|ERROR|WARNING): ", "", line)
+def _kind(line: str) -> tuple[str, Msg] | None:
+    """The finding a block's first line announces, as (key, message), or None."""
+    line = SEVERITY.sub("", line)
     m = RACE.match(line)
     if m:
-        return f"{m.group(1)} hazard on {m.group(2)} memory: {RACE_MEANING[m.group(1)]}"
-    if line.startswith(("Invalid ", "Misaligned ", "Uninitialized ", "Out-of-range ", "Program hit ",
-                        "Barrier error", "Illegal ", "Race reported")):
-        return line.split(" at ")[0].rstrip(": ")
+        return f"race_{m.group(2)}", msg("finding.race_" + m.group(1).lower(), space=m.group(2))
+    if line.startswith(("Invalid ", "Misaligned ", "Out-of-range ", "Illegal ")):
+        return "invalid_access", msg("finding.invalid_access", what=line.split(" at ")[0].rstrip(": "))
+    if line.startswith("Uninitialized "):
+        return "uninitialized", msg("finding.uninitialized", what=line.split(" at ")[0].rstrip(": "))
+    if line.startswith(("Barrier error", "Race reported")):
+        return "barrier", msg("finding.barrier_error", what=line.split(" at ")[0].rstrip(": "))
+    if line.startswith("Program hit "):
+        return "launch_failed", msg("finding.launch_failed", what=line.split(" on CUDA API")[0])
     return None
 
 
@@ -101,7 +144,8 @@ def _finding(tool: str, block: list[str], learner_files: dict[str, str]) -> Find
     file = _learner_path(file, learner_files) if file else owner
     details = [b.split(" at ")[0] for b in block[1:]
                if b.startswith(("by thread", "Address", "Write Thread", "Read Thread"))]
-    return Finding(tool, _kind(block[0]) or block[0], kernel, file, line, 1, "; ".join(details[:2]))
+    key, message = _kind(block[0]) or ("other", msg("finding.other", what=block[0]))
+    return Finding(tool, key, message, kernel, file, line, 1, detail="; ".join(details[:2]))
 
 
 def _kernel_name(mangled: str, learner_files: dict[str, str]) -> tuple[str, str]:
@@ -127,11 +171,11 @@ def _learner_path(printed: str, learner_files: dict[str, str]) -> str:
 def _merge(findings: list[Finding]) -> list[Finding]:
     """One finding per kind and place. A failed CUDA call after a real error is its
     echo ("Program hit CUDA_ERROR_LAUNCH_FAILED"), dropped when the cause is there."""
-    if any(not f.kind.startswith("Program hit") for f in findings):
-        findings = [f for f in findings if not f.kind.startswith("Program hit")]
+    if any(f.kind != "launch_failed" for f in findings):
+        findings = [f for f in findings if f.kind != "launch_failed"]
     merged: dict[tuple, Finding] = {}
     for f in findings:
-        key = (f.tool, f.kind, f.kernel, f.file, f.line)
+        key = (f.tool, f.kind, f.message.key, str(f.message.values), f.kernel, f.file, f.line)
         if key in merged:
             merged[key].count += f.count
         else:

@@ -1,8 +1,9 @@
 """The learner's progress, in one small file: <workbook>/.workbook/state.json.
 
 Which puzzles passed (and on which devices), when, and how many hints were
-shown. A corrupt or unreadable file is set aside and rebuilt: it never stops a
-command.
+shown. Every progress question ("is it done?", "done without a GPU?", "what
+is next?") is answered here, from a `Progress` value views only draw. A
+corrupt or unreadable file is set aside and rebuilt: it never stops a command.
 """
 
 from __future__ import annotations
@@ -12,19 +13,31 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
+from enum import Enum
 
-from .catalog import root
+from . import settings
 
 VERSION = 1
 
 
-def state_dir() -> Path:
-    return root() / ".workbook"
+class Progress(str, Enum):
+    NOT_STARTED = "not_started"
+    FAILED = "failed"  # the last verdict on the learner's files was not a pass
+    DONE = "done"  # passed, on a real GPU where the puzzle has GPU parts
+    PASSED_SIM = "passed_sim"  # passed, the GPU kernels on the simulator (no GPU here)
+    PASSED_CPU = "passed_cpu"  # passed on the CPU; the GPU kernels only compiled
+    COMPILED = "compiled"  # everything compiled; nothing here could run it
 
+    @property
+    def finished_here(self) -> bool:
+        """Nothing more to do for it on this machine."""
+        return self in (Progress.DONE, Progress.PASSED_SIM, Progress.PASSED_CPU, Progress.COMPILED)
 
-def state_file() -> Path:
-    return state_dir() / "state.json"
+    @property
+    def credit(self) -> float:
+        """Its share of the progress bar: a pass without a GPU is half of one."""
+        return {Progress.DONE: 1.0, Progress.PASSED_SIM: 0.5, Progress.PASSED_CPU: 0.5,
+                Progress.COMPILED: 0.25}.get(self, 0.0)
 
 
 @dataclass
@@ -36,14 +49,19 @@ class PuzzleState:
     hints_shown: int = 0
 
     @property
-    def done(self) -> bool:
-        return self.status == "pass" and self.devices.get("gpu") == "pass"
-
-    @property
-    def done_on_cpu_only(self) -> bool:
-        """Passed everything that could run here, but the GPU part only compiled."""
-        return self.status == "pass" and self.devices.get("gpu") in ("compiled", "skipped", None) \
-            and "gpu" in self.devices
+    def progress(self) -> Progress:
+        if self.last_run is None or self.status == "not_started":
+            return Progress.NOT_STARTED
+        if self.status not in ("pass", "compiled"):
+            return Progress.FAILED
+        gpu = self.devices.get("gpu")
+        if gpu in (None, "pass") and self.status == "pass":
+            return Progress.DONE
+        if self.devices.get("sim") == "pass":
+            return Progress.PASSED_SIM
+        if self.devices.get("cpu") == "pass":
+            return Progress.PASSED_CPU
+        return Progress.COMPILED
 
 
 @dataclass
@@ -54,9 +72,23 @@ class State:
     def of(self, puzzle_id: str) -> PuzzleState:
         return self.puzzles.setdefault(puzzle_id, PuzzleState())
 
+    def next_pending(self, puzzles: list, after: str | None = None):
+        """The next puzzle not finished here, in course order. With `after`, the
+        search starts just past that puzzle, wraps around, and skips it."""
+        ids = [p.id for p in puzzles]
+        start = ids.index(after) + 1 if after in ids else 0
+        for puzzle in puzzles[start:] + puzzles[:start]:
+            if puzzle.id != after and not self.of(puzzle.id).progress.finished_here:
+                return puzzle
+        return None
+
 
 def now() -> str:
     return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+def state_file():
+    return settings.state_dir() / "state.json"
 
 
 def load() -> State:
@@ -82,7 +114,7 @@ def load() -> State:
 
 def save(state: State) -> None:
     """Write atomically, so a crash mid-write never leaves half a file."""
-    folder = state_dir()
+    folder = settings.state_dir()
     folder.mkdir(parents=True, exist_ok=True)
     data = {"version": VERSION, "puzzles": {pid: vars(ps) for pid, ps in sorted(state.puzzles.items())}}
     tmp = folder / f"state.json.tmp{os.getpid()}"
@@ -90,17 +122,18 @@ def save(state: State) -> None:
     tmp.replace(state_file())
 
 
-def record(state: State, puzzle_id: str, status: str, devices: dict[str, str]) -> None:
-    """Remember a verdict on the learner's own files."""
-    ps = state.of(puzzle_id)
+def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> None:
+    """Record a verdict on the learner's own files. The file is read again right
+    before writing, so what another command saved meanwhile (a hint count) is kept."""
+    current = load()
+    ps = current.of(puzzle_id)
     ps.status, ps.devices, ps.last_run = status, devices, now()
     if status == "pass":
         ps.passed_at = ps.last_run
+    save(current)
 
 
-def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> None:
-    """Record a verdict: the file is read again right before writing, so what another
-    command saved meanwhile (watch mode's hint count, say) is kept."""
+def count_hint(puzzle_id: str, shown: int) -> None:
     current = load()
-    record(current, puzzle_id, status, devices)
+    current.of(puzzle_id).hints_shown = shown
     save(current)

@@ -6,13 +6,14 @@ Everything here is looked up once per command and cached in the process.
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+from . import settings
 
 PINNED = {"mojo": "1.2.0", "max": "26.7.0"}
 # The GPU target that kernels are compiled for when no GPU is here to ask.
@@ -69,7 +70,7 @@ def toolchain_id() -> str:
 @functools.lru_cache(maxsize=1)
 def gpu() -> Gpu | None:
     """The GPU that MAX can use, or None. WORKBOOK_NO_GPU=1 pretends there is none."""
-    if os.environ.get("WORKBOOK_NO_GPU") == "1":
+    if settings.no_gpu():
         return None
     try:
         from max.driver import accelerator_count
@@ -105,21 +106,8 @@ def _nvidia_details() -> Gpu | None:
 
 def gpu_target() -> str:
     """The accelerator that GPU kernels are compiled for: WORKBOOK_GPU_TARGET, this GPU, or sm_90."""
-    env = os.environ.get("WORKBOOK_GPU_TARGET")
+    env = settings.gpu_target()
     if env:
         return env
     found = gpu()
     return found.target if found else DEFAULT_GPU_TARGET
-
-
-def cache_dir() -> Path:
-    """Where compiled artifacts live: WORKBOOK_CACHE, else ~/.cache/workbook."""
-    env = os.environ.get("WORKBOOK_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "workbook"
-    base.mkdir(parents=True, exist_ok=True)
-    return base
-
-
-def max_cache_dir() -> Path:
-    """Where MAX keeps its compiled graphs (it manages this one itself)."""
-    return Path(os.environ.get("MODULAR_CACHE_DIR", Path.home() / ".cache" / "modular"))

@@ -1,157 +1,87 @@
 """Watch mode: run a puzzle, run it again on each save that changes its files, redraw the report.
 
-`Watcher` is the loop, and needs no terminal: keys come from a callable (`read_key(timeout)`
-returns a key or None), the report goes to a Rich console, and `stop()` may end it. Each run is
-a child `python -m workbook run ID` whose output is captured; when it ends the screen is cleared
-and the output printed. A newer save cancels a run still going, and quitting kills the run's
-whole process tree (its device workers run in sessions of their own, so a process-group kill of
-the run would miss them).
+`Watcher` is an event loop and needs no terminal: keys come from a callable
+(`read_key(timeout)` returns a key or None), the report goes to a Rich
+console, and `stop()` may end it. Each run is the engine itself, in a thread,
+with a `Children` of its own (workbook/processes.py): a newer save cancels the
+run still going, which stops everything it started, and quitting does the
+same. The run thread only posts events; this loop alone draws.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import select
-import subprocess
 import sys
-import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
-import psutil
-import typer
 from rich.console import Console
-from rich.text import Text
 
-from . import build, catalog, state
-from .i18n import language, t
+from . import build, catalog, engine, report, state
+from .commands.common import Context
+from .i18n import WorkbookError, pick, t
+from .processes import Cancelled, Children
+from .results import PASSING, PuzzleResult
 
 POLL = 0.3  # seconds between looks at the puzzle's files
 
 KeyReader = Callable[[float], "str | None"]
+Check = Callable[..., PuzzleResult]  # engine.check_puzzle, or a stand-in in tests
 
 
 @dataclass
 class Run:
-    """One child run of `workbook run`."""
+    """One run of the engine, in a thread of its own."""
 
-    target: str  # what was passed to `workbook run`: an id, or id.part
+    number: int
+    target: str  # the id (or id.part) being run
     digest: str  # the learner files' content when it started
-    proc: subprocess.Popen
-    output: IO[bytes]
+    children: Children
+    thread: threading.Thread
     started: float
-    returncode: int | None = None
+    result: PuzzleResult | None = None
     cancelled: bool = False
-    text: str = ""
-
-
-def _gone(proc: psutil.Process) -> bool:
-    try:
-        return proc.status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def kill_tree(proc: subprocess.Popen, timeout: float = 5.0) -> None:
-    """Kill a child and everything it started, however deep, and wait until they are gone.
-
-    The child is stopped first so that it cannot start anything new while its descendants are
-    collected; the descendants die while it still holds them, then it dies and is reaped."""
-    family: list[psutil.Process] = []
-    try:
-        top = psutil.Process(proc.pid)
-        try:
-            top.suspend()
-        except psutil.Error:
-            pass
-        seen: set[int] = set()
-        for _ in range(5):  # stop each wave of descendants, then look again for ones they just started
-            wave = [p for p in top.children(recursive=True) if p.pid not in seen]
-            if not wave:
-                break
-            for p in wave:
-                seen.add(p.pid)
-                family.append(p)
-                try:
-                    p.suspend()
-                except psutil.Error:
-                    pass
-    except psutil.Error:
-        pass
-    for p in family:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    deadline = time.monotonic() + timeout
-    while family and not all(_gone(p) for p in family) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        proc.kill()
-    except OSError:
-        pass
-    proc.wait()
 
 
 class Watcher:
     """The watch loop for one puzzle at a time; `run()` returns when the learner quits."""
 
-    def __init__(
-        self,
-        puzzle_id: str | None,
-        read_key: KeyReader,
-        out: Console,
-        stop: Callable[[], bool] | None = None,
-        command: Callable[[str], list[str]] | None = None,
-        poll: float = POLL,
-    ):
+    def __init__(self, puzzle_id: str | None, read_key: KeyReader, out: Console,
+                 stop: Callable[[], bool] | None = None, check: Check = engine.check_puzzle,
+                 poll: float = POLL, options: engine.Options | None = None):
         self.requested = puzzle_id
         self.read_key = read_key
-        self.out = out
+        self.ctx = Context(out=out, err=out)
         self.stop = stop or (lambda: False)
-        self.command = command
+        self.check = check
         self.poll = poll
+        self.options = options or engine.Options()
         self.target = ""  # the id (or id.part) being watched
         self.puzzle: catalog.Puzzle | None = None
+        self.part: str | None = None
         self.runs: list[Run] = []
         self.current: Run | None = None
         self.last_digest: str | None = None
         self.quitting = False
+        self.events: queue.Queue = queue.Queue()
+
+    @property
+    def out(self) -> Console:
+        return self.ctx.out
 
     # --- what to run -------------------------------------------------------------------------
 
-    def argv(self, target: str) -> list[str]:
-        if self.command is not None:
-            return self.command(target)
-        return [sys.executable, "-m", "workbook", "--lang", language(), "run", target]
-
-    def env(self) -> dict[str, str]:
-        env = dict(os.environ, COLUMNS=str(self.out.width), PYTHONUNBUFFERED="1")
-        env.pop("LINES", None)
-        if self.out.is_terminal:
-            env["FORCE_COLOR"] = "1"
-        else:
-            env.pop("FORCE_COLOR", None)
-        return env
-
     def _select(self, target: str) -> None:
-        pid, _part = catalog.resolve_id(target)
+        pid, part = catalog.resolve_id(target)
         self.puzzle = catalog.load(pid)
+        self.part = part
         self.target = target
         self.last_digest = None
-
-    def next_pending(self) -> catalog.Puzzle | None:
-        """The next puzzle not yet passed, other than this one: after it in order, else before it."""
-        current = state.load()
-        puzzles = catalog.all_puzzles()
-        ids = [p.id for p in puzzles]
-        here = ids.index(self.puzzle.id) + 1 if self.puzzle and self.puzzle.id in ids else 0
-        for puzzle in puzzles[here:] + puzzles[:here]:
-            if (self.puzzle is None or puzzle.id != self.puzzle.id) and current.of(puzzle.id).status != "pass":
-                return puzzle
-        return None
 
     def digest(self) -> str:
         return build.digest_of(self.puzzle.learner_files())
@@ -162,43 +92,76 @@ class Watcher:
         self.cancel()
         digest = self.digest()
         self.last_digest = digest
-        output = tempfile.TemporaryFile()
-        proc = subprocess.Popen(
-            self.argv(self.target), stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-            env=self.env(), start_new_session=True,  # Ctrl-C reaches the watch, which then stops the run
-        )
-        self.current = Run(self.target, digest, proc, output, time.monotonic())
+        number = len(self.runs) + 1
+        children = Children()
+        options = engine.Options(**{**vars(self.options), "part": self.part})
+        puzzle = self.puzzle
+
+        def work() -> None:
+            try:
+                result = self.check(puzzle, options, events=lambda e: self.events.put((number, "event", e)),
+                                    children=children)
+                self.events.put((number, "done", result))
+            except Cancelled:
+                self.events.put((number, "cancelled", None))
+            except WorkbookError as exc:
+                self.events.put((number, "error", exc.msg.text()))
+            except Exception as exc:  # noqa: BLE001 - shown in the watch, which keeps going
+                self.events.put((number, "error", f"{type(exc).__name__}: {exc}"))
+            finally:
+                children.kill_all()
+
+        thread = threading.Thread(target=work, name=f"workbook-run-{number}", daemon=True)
+        self.current = Run(number, self.target, digest, children, thread, time.monotonic())
         self.runs.append(self.current)
+        thread.start()
 
     def cancel(self) -> None:
         """Stop the run in progress, if any, with everything it started."""
         run, self.current = self.current, None
         if run is None:
             return
-        if run.proc.poll() is None:
+        if run.thread.is_alive():
             run.cancelled = True
-        kill_tree(run.proc)
-        run.returncode = run.proc.returncode
-        run.output.close()
+        run.children.cancel()
+        run.thread.join(timeout=30)
 
-    def _finished(self) -> None:
-        run = self.current
-        if run is None or run.proc.poll() is None:
-            return
-        self.current = None
-        kill_tree(run.proc)  # it has ended; this reaps it and anything it left behind
-        run.returncode = run.proc.returncode
-        run.output.seek(0)
-        run.text = run.output.read().decode("utf-8", errors="replace")
-        run.output.close()
-        self.redraw(run)
+    def _handle(self) -> None:
+        """Draw what the run thread posted: the first stage, then the result."""
+        while True:
+            try:
+                number, kind, payload = self.events.get_nowait()
+            except queue.Empty:
+                return
+            run = self.current
+            if run is None or run.number != number:
+                continue  # a cancelled run's last words
+            if kind == "event" and payload.device == "stage" and payload.result is not None:
+                self.redraw(payload.result, partial=True)
+            elif kind == "done":
+                run.result = payload
+                self.current = None
+                self._remember(payload)
+                self.redraw(payload)
+            elif kind in ("error", "cancelled"):
+                self.current = None
+                if kind == "error":
+                    self.out.print(payload, style="bold red")
+                    self.status_line()
 
-    def redraw(self, run: Run) -> None:
+    def _remember(self, result: PuzzleResult) -> None:
+        if not (self.options.solutions or self.part):
+            state.remember(result.id, result.status.value,
+                           {d: s.value for d, s in result.device_statuses().items()})
+
+    def redraw(self, result: PuzzleResult, partial: bool = False) -> None:
         self.out.clear()
-        self.out.print(t("watch.header", id=run.target, time=time.strftime("%H:%M:%S")), style="dim")
-        self.out.print(Text.from_ansi(run.text.rstrip("\n")), soft_wrap=True)
-        if run.returncode == 0 and state.load().of(self.puzzle.id).status == "pass":
-            following = self.next_pending()
+        self.out.print(t("watch.header", id=self.target, time=time.strftime("%H:%M:%S")), style="dim")
+        report.render_result(self.out, result, pick(self.puzzle.title))
+        if partial:
+            self.out.print(t("watch.graph_next"), style="cyan")
+        elif result.status in PASSING:
+            following = state.load().next_pending(catalog.all_puzzles(), after=self.puzzle.id)
             if following is None:
                 self.out.print(t("watch.passed_last", id=self.puzzle.id), style="bold green")
             else:
@@ -220,9 +183,14 @@ class Watcher:
             self.out.print(t("watch.running", id=self.target), style="dim")
             self.start()
         elif key == "h":
-            self.show_hint()
+            from .commands import hint
+
+            try:
+                hint.main(self.ctx, puzzle=self.target)
+            except WorkbookError as exc:
+                self.out.print(exc.msg.text(), style="red")
         elif key == "n":
-            following = self.next_pending()
+            following = state.load().next_pending(catalog.all_puzzles(), after=self.puzzle.id)
             if following is None:
                 self.out.print(t("watch.no_next"), style="yellow")
                 return
@@ -231,26 +199,11 @@ class Watcher:
             self.out.print(t("watch.switched", id=following.id), style="bold")
             self.start()
 
-    def show_hint(self) -> None:
-        """The puzzle's next hint, from the hint command itself, printed below the report."""
-        from .commands import hint as hint_command
-
-        saved = hint_command.console
-        hint_command.console = self.out
-        try:
-            hint_command.hint(self.target, False)
-        except (typer.Exit, SystemExit):  # a failed lookup: its message is already printed
-            pass
-        finally:
-            hint_command.console = saved
-
     # --- the loop ------------------------------------------------------------------------------
 
     def run(self) -> int:
         if self.requested is None:
-            from .commands.run import next_pending
-
-            first = next_pending(catalog.all_puzzles(), state.load())
+            first = state.load().next_pending(catalog.all_puzzles())
             if first is None:
                 self.out.print(t("run.all_done"))
                 return 0
@@ -266,7 +219,7 @@ class Watcher:
                     self.on_key(key)
                     if self.quitting:
                         break
-                self._finished()
+                self._handle()
                 digest = self.digest()
                 if digest != self.last_digest:
                     if self.current is not None:

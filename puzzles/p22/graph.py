@@ -25,7 +25,7 @@ def load(
     batch: int,
     seq: int,
     hidden: int,
-    out: int,
+    out_dim: int,
 ) -> Model:
     """Build the graph for one shape and load it on `device`."""
     ref = DeviceRef.from_device(device)
@@ -39,22 +39,22 @@ def load(
         tensor(batch, seq, hidden),
         tensor(hidden),
         tensor(hidden),
-        tensor(out, hidden),
-        tensor(out),
-        tensor(batch, seq, out),
+        tensor(out_dim, hidden),
+        tensor(out_dim),
+        tensor(batch, seq, out_dim),
     ]
     # Outputs, in the order the op's execute lists them:
     # output, grad_input, grad_ln_weight, grad_ln_bias, grad_weight, grad_bias.
     out_types = [
-        tensor(batch, seq, out),
+        tensor(batch, seq, out_dim),
         tensor(batch, seq, hidden),
         tensor(hidden),
         tensor(hidden),
-        tensor(out, hidden),
-        tensor(out),
+        tensor(out_dim, hidden),
+        tensor(out_dim),
     ]
     with Graph(
-        f"layernorm_linear_backward_{batch}x{seq}x{hidden}x{out}",
+        f"layernorm_linear_backward_{batch}x{seq}x{hidden}x{out_dim}",
         input_types=input_types,
         custom_extensions=[kernels],
     ) as graph:
@@ -69,7 +69,7 @@ def load(
                 "batch": batch,
                 "seq": seq,
                 "hidden": hidden,
-                "out_dim": out,
+                "out_dim": out_dim,
                 "dtype": DType.float32,
             },
         )

@@ -23,14 +23,14 @@ OUTPUTS = (
 # last one is wider than a block of threads (64), so a GPU kernel that does
 # not stride over the row leaves part of it unwritten.
 SHAPES = (
-    {"batch": 4, "seq": 4, "hidden": 8, "out": 16},
-    {"batch": 2, "seq": 3, "hidden": 12, "out": 20},
-    {"batch": 2, "seq": 2, "hidden": 100, "out": 70},
+    {"batch": 4, "seq": 4, "hidden": 8, "out_dim": 16},
+    {"batch": 2, "seq": 3, "hidden": 12, "out_dim": 20},
+    {"batch": 2, "seq": 2, "hidden": 100, "out_dim": 70},
 )
 
 
 def _inputs(rng: np.random.Generator, params: dict, x_scale: float, x_shift: float) -> dict:
-    b, s, h, o = params["batch"], params["seq"], params["hidden"], params["out"]
+    b, s, h, o = params["batch"], params["seq"], params["hidden"], params["out_dim"]
 
     def f32(a: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(a, dtype=np.float32)
@@ -66,7 +66,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         case("shifted x", "평균이 먼 x", first, _inputs(rng, first, 1.0, 50.0)),
     ]
     for params in others:
-        name = "{batch}x{seq}x{hidden} -> {out}".format(**params)
+        name = "{batch}x{seq}x{hidden} -> {out_dim}".format(**params)
         result.append(case(name, name, params, _inputs(rng, params, 1.0, 0.0)))
     return result
 

@@ -1,46 +1,58 @@
-"""`workbook author sync|verify`: skeletons derived from solutions, for puzzle authors."""
+"""`workbook author sync|verify`: for puzzle authors.
+
+sync writes the skeletons from the solutions; verify checks that every puzzle
+is what it claims (workbook/curriculum.py), statically, and with `--run` by
+running every solution, skeleton and wrong kernel.
+"""
 
 from __future__ import annotations
 
-from .. import backups, exitcodes, skeleton
+from rich.text import Text
+
+from .. import backups, catalog, curriculum, exitcodes, skeleton
 from ..backups import relative
 from ..i18n import t
-from .common import all_puzzles, console, resolve
+from ..results import document
+from .common import Context, resolve
 
 
-def drift(puzzles) -> list[str]:
-    """Learner files that differ from the skeleton derived from their solution."""
-    wrong = []
-    for puzzle in puzzles:
-        for learner, solution in zip(puzzle.learner_files(), puzzle.solution_files()):
-            try:
-                expected = skeleton.skeleton_of(solution)
-            except (OSError, skeleton.MarkerError) as exc:
-                wrong.append(f"{relative(solution)}: {exc}")
-                continue
-            if not skeleton.is_skeleton(learner, expected):
-                wrong.append(relative(learner))
-    return wrong
-
-
-def sync(puzzle_ids: list[str]) -> int:
-    puzzles = [resolve(p)[0] for p in puzzle_ids] if puzzle_ids else all_puzzles()
-    for puzzle in puzzles:
+def sync(ctx: Context, *, puzzles: list[str]) -> int:
+    chosen = [resolve(p)[0] for p in puzzles] if puzzles else catalog.all_puzzles()
+    for puzzle in chosen:
         changed = {}
         for name, learner, solution in zip(puzzle.edit, puzzle.learner_files(), puzzle.solution_files()):
             text = skeleton.skeleton_of(solution)
             if not skeleton.is_skeleton(learner, text):
                 changed[name] = text
-                console.print(t("author.wrote", file=relative(learner)))
+                ctx.out.print(t("author.wrote", file=relative(learner)))
         if changed:  # the files replaced are kept, like every other command that writes
             backups.write_files(puzzle, changed, "author-sync")
     return exitcodes.OK
 
 
-def verify() -> int:
-    wrong = drift(all_puzzles())
-    for line in wrong:
-        console.print(f"[red]✘[/] {t('author.drift', file=line)}")
-    if not wrong:
-        console.print(t("author.no_drift"))
-    return exitcodes.FAILED if wrong else exitcodes.OK
+def verify(ctx: Context, *, puzzles: list[str], run: bool = False) -> int:
+    chosen = [resolve(p)[0] for p in puzzles] if puzzles else catalog.all_puzzles()
+    verdicts = curriculum.static_checks(chosen)
+    if run:
+        with curriculum.Sandbox() as sandbox:
+            for puzzle in chosen:
+                if not ctx.as_json:
+                    ctx.out.print(t("author.running", id=puzzle.id), style="dim")
+                verdicts.append(curriculum.run_solution(sandbox, puzzle.id)[1])
+                verdicts.append(curriculum.run_skeleton(sandbox, puzzle.id))
+                for kernel in curriculum.wrong_kernels(puzzle):
+                    verdicts += curriculum.run_wrong(sandbox, kernel)[1]
+    failed = [v for v in verdicts if not v.ok]
+    if ctx.as_json:
+        ctx.json(document(checks=[vars(v) for v in verdicts], failed=len(failed), ok=not failed))
+        return exitcodes.FAILED if failed else exitcodes.OK
+    for v in verdicts:
+        if not v.ok or v.skipped:
+            mark, style = ("–", "dim") if v.skipped else ("✘", "red")
+            ctx.out.print(Text(f"{mark} {v.what}" + (f": {v.detail}" if v.detail else ""), style=style),
+                          overflow="fold")
+    passed = sum(v.ok and not v.skipped for v in verdicts)
+    skipped = sum(v.skipped for v in verdicts)
+    ctx.out.print(t("author.summary", passed=passed, failed=len(failed), skipped=skipped),
+                  style="bold red" if failed else "bold green")
+    return exitcodes.FAILED if failed else exitcodes.OK

@@ -5,36 +5,33 @@ from __future__ import annotations
 from rich.table import Table
 
 from .. import backups, catalog, exitcodes
-from ..i18n import t
-from .common import console, fail, resolve
+from ..i18n import WorkbookError, t
+from .common import Context, resolve
 
 
-def list_backups(puzzle_id: str | None) -> int:
-    pid = resolve(puzzle_id)[0].id if puzzle_id else None
+def list_backups(ctx: Context, *, puzzle: str | None = None) -> int:
+    pid = resolve(puzzle)[0].id if puzzle else None
     found = backups.all_backups(pid)
     if not found:
-        console.print(t("backups.none"))
+        ctx.out.print(t("backups.none"))
         return exitcodes.OK
     table = Table(box=None)
-    table.add_column(t("backups.col.id"), style="bold")
-    table.add_column(t("backups.col.puzzle"))
-    table.add_column(t("backups.col.reason"))
-    table.add_column(t("backups.col.files"))
+    table.add_column(t("backups.col.id"), style="bold", no_wrap=True)
+    table.add_column(t("backups.col.puzzle"), no_wrap=True)
+    table.add_column(t("backups.col.reason"), no_wrap=True)
+    table.add_column(t("backups.col.files"), overflow="fold")
     for b in found:
         table.add_row(b.id, b.puzzle, t("backups.reason." + b.reason), ", ".join(b.files))
-    console.print(table)
-    console.print(t("backups.how_restore"), style="dim")
+    ctx.out.print(table)
+    ctx.out.print(t("backups.how_restore"), style="dim")
     return exitcodes.OK
 
 
-def restore(backup_id: str) -> int:
-    backup = backups.find(backup_id)
-    if backup is None:
-        fail(t("backups.unknown", id=backup_id))
-    try:
-        puzzle = catalog.load(backup.puzzle)
-    except catalog.CatalogError as exc:
-        fail(str(exc))
-    safety = backups.restore(backup, puzzle)
-    console.print(t("backups.restored", id=backup.id, safety=backups.relative(safety.dir)))
+def restore(ctx: Context, *, backup: str) -> int:
+    found = backups.find(backup)
+    if found is None:
+        raise WorkbookError("backups.unknown", id=backup)
+    puzzle = catalog.load(found.puzzle)
+    safety = backups.restore(found, puzzle)
+    ctx.out.print(t("backups.restored", id=found.id, safety=backups.relative(safety.dir)))
     return exitcodes.OK

@@ -2,32 +2,29 @@
 
 from __future__ import annotations
 
-import json
+from .. import catalog, engine, exitcodes, report
+from ..i18n import WorkbookError, t
+from ..results import PASSING, Status, document, to_dict
+from .common import Context, load_state, require_learner_files, resolve, title
+from .run import check_devices, execute
 
-from .. import engine, exitcodes, report, state
-from ..i18n import t
-from ..results import PASSING, Status, to_dict
-from .common import all_puzzles, console, fail, load_state, require_learner_files, resolve, title
 
-
-def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None, as_json: bool,
-          sanitize: bool | None = None) -> int:
-    if every == bool(puzzle_ids):
-        fail(t("check.need_ids"))
-    puzzles = all_puzzles() if every else [resolve(pid)[0] for pid in puzzle_ids]
+def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bool = False,
+         seed: int | None = None, sanitize: bool | None = None, quick: bool = False,
+         devices: list[str] | None = None) -> int:
+    if every == bool(puzzles):
+        raise WorkbookError("check.need_ids")
+    chosen_devices = check_devices(devices)
+    targets = [(p, None) for p in catalog.all_puzzles()] if every else [resolve(pid) for pid in puzzles]
     if not solutions:
-        for puzzle in puzzles:
+        for puzzle, _ in targets:
             require_learner_files(puzzle)
-    load_state()  # reports (and rebuilds) a corrupt progress file once, up front
+    load_state(ctx)  # reports (and rebuilds) a corrupt progress file once, up front
     results = []
-    for puzzle in puzzles:
-        if not as_json:
-            console.print(t("check.checking", id=puzzle.id), style="dim")
-        result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, seed=seed,
-                                       sanitize=engine.sanitize_mode(sanitize)))
-        results.append(result)
-        if not solutions:
-            state.remember(puzzle.id, result.status.value, {d: r.status.value for d, r in result.devices.items()})
+    for puzzle, part in targets:
+        options = engine.Options(solutions=solutions, part=part, seed=seed, quick=quick, devices=chosen_devices,
+                                 sanitize=engine.sanitize_mode(sanitize))
+        results.append(execute(ctx, puzzle, options))
     ok = all(r.status in PASSING for r in results)
     summary = {
         "passed": sum(r.status == Status.PASS for r in results),
@@ -36,15 +33,14 @@ def check(puzzle_ids: list[str], every: bool, solutions: bool, seed: int | None,
         "total": len(results),
         "ok": ok,
     }
-    if as_json:
-        print(json.dumps({"puzzles": [to_dict(r) for r in results], "summary": summary},
-                         indent=2, ensure_ascii=False))
+    if ctx.as_json:
+        ctx.json(document(puzzles=[to_dict(r) for r in results], summary=summary))
     else:
-        console.print(report.summary_table(results, {p.id: title(p) for p in puzzles}))
+        ctx.out.print(report.summary_table(results, {p.id: title(p) for p, _ in targets}))
+        ctx.out.print(report.legend())
         key = "check.summary_compiled" if summary["compiled_only"] else "check.summary"
-        console.print(t(key, passed=summary["passed"], total=summary["total"], compiled=summary["compiled_only"]))
-        for r in results:
-            if r.status not in PASSING:
-                console.print(t("check.see_run", id=r.id), style="dim")
-                break
+        ctx.out.print(t(key, passed=summary["passed"], total=summary["total"], compiled=summary["compiled_only"]))
+        failed = next((r for r in results if r.status not in PASSING), None)
+        if failed:
+            ctx.out.print(t("check.see_run", id=failed.id), style="dim")
     return exitcodes.OK if ok else exitcodes.FAILED

@@ -7,57 +7,67 @@ import sys
 
 from rich.table import Table
 
-from .. import catalog, exitcodes, toolchain
+from .. import catalog, exitcodes, gating, sanitizer, settings, toolchain
 from ..i18n import t
-from .common import console
+from ..results import document
+from .common import Context
 
 
-def doctor() -> int:
+def main(ctx: Context) -> int:
     problems: list[str] = []
-    table = Table(show_header=False, box=None)
-    table.add_row(t("doctor.python"), sys.version.split()[0] + f"  ({sys.executable})")
+    rows: list[tuple[str, str]] = [(t("doctor.python"), sys.version.split()[0] + f"  ({sys.executable})")]
     mojo = toolchain.mojo_binary()
     # The compiler says its own version (its wheel may be installed without the `mojo` wrapper).
     versions = {"mojo": toolchain.mojo_version(), "max": toolchain.package_version("max")}
     for name, found in versions.items():
         pinned = toolchain.PINNED[name]
         mark = "✔" if found == pinned else "✘"
-        table.add_row(name, f"{mark} {found or t('doctor.missing')}  ({t('doctor.pinned', v=pinned)})")
+        rows.append((name, f"{mark} {found or t('doctor.missing')}  ({t('doctor.pinned', v=pinned)})"))
         if found != pinned:
             problems.append(t("doctor.fix_pin", name=name, v=pinned))
-    table.add_row(t("doctor.compiler"), str(mojo or t("doctor.missing")))
+    rows.append((t("doctor.compiler"), str(mojo or t("doctor.missing"))))
     if mojo is None:
         problems.append(t("doctor.fix_mojo"))
     gpu = toolchain.gpu()
     if gpu:
         cc = f"{gpu.compute_capability}" if gpu.compute_capability else "?"
-        table.add_row(t("doctor.gpu"), t("doctor.gpu_found", name=gpu.name, cc=cc, driver=gpu.driver))
+        rows.append((t("doctor.gpu"), t("doctor.gpu_found", name=gpu.name, cc=cc, driver=gpu.driver)))
     else:
-        table.add_row(t("doctor.gpu"), t("doctor.gpu_none", target=toolchain.gpu_target()))
-        if shutil.which("nvidia-smi"):
+        rows.append((t("doctor.gpu"), t("doctor.gpu_none", target=toolchain.gpu_target())))
+        if shutil.which("nvidia-smi") and not settings.no_gpu():
             problems.append(t("doctor.fix_gpu"))
-    table.add_row(t("doctor.target"), toolchain.gpu_target())
-    table.add_row(t("doctor.cache"), str(toolchain.cache_dir()))
-    table.add_row(t("doctor.max_cache"), str(toolchain.max_cache_dir()))
-    table.add_row(t("doctor.root"), str(catalog.root()))
-    sanitizer = shutil.which("compute-sanitizer")
-    table.add_row("compute-sanitizer", sanitizer or t("doctor.missing"))
+    rows.append((t("doctor.target"), toolchain.gpu_target()))
+    rows.append((t("doctor.sim"), t("doctor.sim_what")))
+    rows.append((t("doctor.cache"), str(settings.cache_dir())))
+    rows.append((t("doctor.max_cache"), str(settings.max_cache_dir())))
+    rows.append((t("doctor.root"), str(settings.root())))
+    rows.append(("compute-sanitizer", str(sanitizer.locate() or t("doctor.missing"))))
+    gated = []
     try:
         puzzles = catalog.all_puzzles()
-        table.add_row(t("doctor.puzzles"), ", ".join(p.id for p in puzzles))
-        from .. import engine
-
+        rows.append((t("doctor.puzzles"), str(len(puzzles))))
         for p in puzzles:
-            gate = engine.gpu_gate(p, gpu)
-            if gate:
-                table.add_row("", f"{p.id}: {gate}")
+            why = gating.gate(p, gpu)
+            if why:
+                gated.append(f"{p.id}: {why.text()}")
+                rows.append(("", gated[-1]))
     except catalog.CatalogError as exc:
-        problems.append(str(exc))
-    console.print(table)
+        problems.append(exc.msg.text())
+    if ctx.as_json:
+        ctx.json(document(versions=versions, gpu=gpu.name if gpu else None, target=toolchain.gpu_target(),
+                          sanitizer=str(sanitizer.locate() or ""), gated=gated, problems=problems,
+                          ok=not problems))
+        return exitcodes.TOOLCHAIN if problems else exitcodes.OK
+    table = Table(show_header=False, box=None)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    ctx.out.print(table)
     if problems:
-        console.print(f"[bold red]{t('doctor.problems')}[/]")
+        ctx.out.print(f"[bold red]{t('doctor.problems')}[/]")
         for problem in problems:
-            console.print(f"  ✘ {problem}")
+            ctx.out.print(f"  ✘ {problem}")
         return exitcodes.TOOLCHAIN
-    console.print(f"[bold green]{t('doctor.all_good')}[/]")
+    ctx.out.print(f"[bold green]{t('doctor.all_good')}[/]")
     return exitcodes.OK

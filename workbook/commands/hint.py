@@ -7,30 +7,31 @@ from rich.panel import Panel
 
 from .. import exitcodes, state
 from ..i18n import pick, t
-from .common import console, load_state, resolve
+from .common import Context, load_state, resolve
 
 
-def hint(puzzle_id: str, show_all: bool, part: str | None = None) -> int:
-    puzzle, named_part = resolve(puzzle_id)
+def main(ctx: Context, *, puzzle: str, show_all: bool = False, part: str | None = None) -> int:
+    chosen, named_part = resolve(puzzle)
     part = part or named_part
-    hints = [h for h in puzzle.hints if part is None or h.get("part") in (None, part)]
+    if part:
+        chosen.part(part)
+    hints = [h for h in chosen.hints if part is None or h.get("part") in (None, part)]
     if not hints:
-        console.print(t("hint.none", id=puzzle.id))
+        ctx.out.print(t("hint.none", id=chosen.id))
         return exitcodes.OK
-    current = load_state()
-    ps = current.of(puzzle.id)
+    seen = load_state(ctx).of(chosen.id).hints_shown
     if show_all:
-        chosen = list(enumerate(hints, 1))
-        ps.hints_shown = len(hints)
+        picked = list(enumerate(hints, 1))
+        seen = len(hints)
     else:
-        index = min(ps.hints_shown, len(hints) - 1)
-        chosen = [(index + 1, hints[index])]
-        ps.hints_shown = min(ps.hints_shown + 1, len(hints))
-    state.save(current)
-    for number, h in chosen:
+        index = min(seen, len(hints) - 1)
+        picked = [(index + 1, hints[index])]
+        seen = min(seen + 1, len(hints))
+    state.count_hint(chosen.id, seen)
+    for number, h in picked:
         label = t("hint.title", n=number, total=len(hints)) + (f" · {h['part']}" if h.get("part") else "")
-        console.print(Panel(Markdown(pick(h)), title=label, title_align="left", border_style="yellow"))
+        ctx.out.print(Panel(Markdown(pick(h)), title=label, title_align="left", border_style="yellow"))
     if not show_all:
-        left = len(hints) - ps.hints_shown
-        console.print(t("hint.more", n=left, id=puzzle.id) if left else t("hint.last", id=puzzle.id), style="dim")
+        left = len(hints) - seen
+        ctx.out.print(t("hint.more", n=left, id=chosen.id) if left else t("hint.last", id=chosen.id), style="dim")
     return exitcodes.OK

@@ -1,4 +1,4 @@
-"""`workbook list`: every puzzle, its title, the learner's status, and overall progress."""
+"""`workbook list`: every puzzle by chapter, the learner's progress, a bar per chapter."""
 
 from __future__ import annotations
 
@@ -6,45 +6,64 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from .. import engine, exitcodes, toolchain
-from ..i18n import t
-from .common import all_puzzles, console, load_state, title
+from .. import catalog, exitcodes, gating, toolchain
+from ..i18n import pick, t
+from ..results import document
+from ..state import Progress
+from .common import Context, load_state, title
+
+LOOK = {
+    Progress.DONE: ("✔", "bold green"),
+    Progress.PASSED_SIM: ("◐", "cyan"),
+    Progress.PASSED_CPU: ("◐", "cyan"),
+    Progress.COMPILED: ("◆", "cyan"),
+    Progress.FAILED: ("✘", "red"),
+    Progress.NOT_STARTED: ("·", "dim"),
+}
 
 
-def progress_label(ps, puzzle, gate: str) -> Text:
-    if gate:
-        return Text(t("list.cannot_run_here"), style="yellow")
-    if ps.done or (ps.status == "pass" and "gpu" not in ps.devices):
-        return Text("✔ " + t("list.done"), style="bold green")
-    if ps.status in ("pass", "compiled") and ps.devices.get("cpu") == "pass":
-        return Text("◐ " + t("list.cpu_only"), style="cyan")
-    if ps.status == "compiled":
-        return Text("◆ " + t("list.compiled_only"), style="cyan")
-    if ps.status in ("not_started",) and not ps.last_run:
-        return Text("· " + t("list.not_started"), style="dim")
-    return Text("✘ " + t("status." + ps.status), style="red")
+def label(progress: Progress, gated: bool) -> Text:
+    if gated:
+        return Text("– " + t("list.cannot_run_here"), style="yellow")
+    glyph, style = LOOK[progress]
+    return Text(f"{glyph} {t('progress.' + progress.value)}", style=style)
 
 
-def list_puzzles() -> int:
-    puzzles = all_puzzles()
-    current = load_state()
+def main(ctx: Context) -> int:
+    puzzles = catalog.all_puzzles()
+    chapters = catalog.chapters()
+    current = load_state(ctx)
     gpu = toolchain.gpu()
-    table = Table(box=None, pad_edge=False)
-    table.add_column(t("list.col.id"), style="bold")
-    table.add_column(t("list.col.title"))
-    table.add_column(t("list.col.status"))
-    table.add_column(t("list.col.hints"), justify="right")
-    done = 0.0
-    for puzzle in puzzles:
-        ps = current.of(puzzle.id)
-        gate = engine.gpu_gate(puzzle, gpu)
-        label = progress_label(ps, puzzle, gate)
-        done += 1.0 if str(label).startswith("✔") else 0.5 if str(label).startswith(("◐", "◆")) else 0.0
-        table.add_row(puzzle.id, title(puzzle), label, f"{ps.hints_shown}/{len(puzzle.hints)}")
-    console.print(table)
-    bar = ProgressBar(total=max(len(puzzles), 1), completed=done, width=40)
-    console.print(bar)
-    console.print(t("list.progress", done=f"{done:g}", total=len(puzzles)))
+    if ctx.as_json:
+        rows = [{"id": p.id, "chapter": p.chapter, "title": p.title["en"], "kind": p.kind,
+                 "progress": current.of(p.id).progress.value, "hints_shown": current.of(p.id).hints_shown,
+                 "hints": len(p.hints), "gate": str(gating.gate(p, gpu) or "")} for p in puzzles]
+        ctx.json(document(puzzles=rows, gpu=gpu.name if gpu else None))
+        return exitcodes.OK
+    total = 0.0
+    for number in sorted({p.chapter for p in puzzles}):
+        members = [p for p in puzzles if p.chapter == number]
+        done = sum(current.of(p.id).progress.credit for p in members)
+        total += done
+        name = pick(chapters[number].title) if number in chapters else ""
+        head = Table.grid(padding=(0, 1), expand=True)
+        head.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        head.add_column(no_wrap=True)
+        head.add_column(no_wrap=True, justify="right")
+        head.add_row(Text(t("list.chapter", n=number, title=name), style="bold"),
+                     ProgressBar(total=len(members), completed=done, width=16), f"{done:g}/{len(members)}")
+        ctx.out.print(head)
+        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1), expand=True)
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        table.add_column(no_wrap=True)
+        table.add_column(justify="right", no_wrap=True)
+        for puzzle in members:
+            ps = current.of(puzzle.id)
+            table.add_row("  " + puzzle.id, title(puzzle), label(ps.progress, gating.gate(puzzle, gpu) is not None),
+                          t("list.hints", shown=ps.hints_shown, total=len(puzzle.hints)))
+        ctx.out.print(table)
+    ctx.out.print(t("list.progress", done=f"{total:g}", total=len(puzzles)))
     if gpu is None:
-        console.print(t("list.no_gpu"), style="dim")
+        ctx.out.print(t("list.no_gpu"), style="dim")
     return exitcodes.OK

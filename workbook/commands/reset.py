@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from .. import backups, exitcodes, skeleton
 from ..i18n import t
-from .common import confirm, console, resolve
+from .common import Context, confirm, resolve
 
 
-def reset(puzzle_id: str, yes: bool) -> int:
-    puzzle, _ = resolve(puzzle_id)
-    if not confirm(t("reset.ask", id=puzzle.id), yes):
-        console.print(t("reset.cancelled"))
+def main(ctx: Context, *, puzzle: str, yes: bool = False) -> int:
+    chosen, _ = resolve(puzzle)
+    if not confirm(ctx, t("reset.ask", id=chosen.id), yes):
+        ctx.out.print(t("reset.cancelled"))
         return exitcodes.OK
-    fresh = {name: skeleton.skeleton_of(path) for name, path in zip(puzzle.edit, puzzle.solution_files())}
-    backup = backups.write_files(puzzle, fresh, "reset")
-    console.print(t("reset.done", id=puzzle.id, backup=backups.relative(backup.dir)))
+    fresh = {name: skeleton.skeleton_of(path) for name, path in zip(chosen.edit, chosen.solution_files())}
+    backup = backups.write_files(chosen, fresh, "reset")
+    ctx.out.print(t("reset.done", id=chosen.id, backup=backups.relative(backup.dir)))
     return exitcodes.OK

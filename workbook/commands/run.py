@@ -2,64 +2,70 @@
 
 from __future__ import annotations
 
-import json
-
-from rich.console import Console
-
-from .. import engine, exitcodes, report, state
-from ..catalog import CatalogError
-from ..i18n import t
-from ..results import PASSING, Status, to_dict
-from .common import console, fail, load_state, require_learner_files, resolve, title
+from .. import catalog, engine, exitcodes, progress, report, state
+from ..i18n import WorkbookError, t
+from ..results import PASSING, Status, document, to_dict
+from .common import Context, load_state, require_learner_files, resolve, title
 
 
-def next_pending(puzzles, current: state.State):
-    for puzzle in puzzles:
-        if current.of(puzzle.id).status != "pass":
-            return puzzle
-    return None
+def check_devices(devices: list[str] | None) -> tuple[str, ...]:
+    for device in devices or []:
+        if device not in engine.DEVICE_CHOICES:
+            raise WorkbookError("error.bad_device", device=device, choices=", ".join(engine.DEVICE_CHOICES))
+    return tuple(devices or ())
 
 
-def run(puzzle_id: str | None, part: str | None, solutions: bool, seed: int | None, as_json: bool,
-        sanitize: bool | None = None) -> int:
-    from .common import all_puzzles
+def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options):
+    """Run the engine with live progress where a person watches, and remember the
+    verdict when it was a full run of the learner's own files."""
+    with progress.LiveProgress(ctx.out, t("run.building", id=puzzle.id),
+                               progress.wanted(ctx.out, ctx.as_json)) as live:
+        result = engine.check_puzzle(puzzle, options, events=live)
+    if not (options.solutions or options.part or options.quick or options.devices):
+        state.remember(puzzle.id, result.status.value, {d: s.value for d, s in result.device_statuses().items()})
+    return result
 
-    current = load_state()
-    if puzzle_id is None:
-        puzzle = next_pending(all_puzzles(), current)
-        if puzzle is None:
-            console.print(t("run.all_done"))
+
+def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, solutions: bool = False,
+         seed: int | None = None, sanitize: bool | None = None, quick: bool = False,
+         devices: list[str] | None = None) -> int:
+    chosen_devices = check_devices(devices)
+    if puzzle is None:
+        found = load_state(ctx).next_pending(catalog.all_puzzles())
+        if found is None:
+            if ctx.as_json:
+                ctx.json(document(puzzles=[], all_done=True))
+            else:
+                ctx.out.print(t("run.all_done"))
             return exitcodes.OK
+        chosen = found
     else:
-        puzzle, named_part = resolve(puzzle_id)
+        chosen, named_part = resolve(puzzle)
         part = part or named_part
     if part:
-        try:
-            puzzle.part(part)
-        except CatalogError as exc:
-            fail(str(exc))
+        chosen.part(part)
     if not solutions:
-        require_learner_files(puzzle)
-    if not as_json:
-        console.print(t("run.building", id=puzzle.id), style="dim")
-    result = engine.check_puzzle(puzzle, engine.Options(solutions=solutions, part=part, seed=seed,
-                                       sanitize=engine.sanitize_mode(sanitize)))
-    if not solutions and not part:
-        state.remember(puzzle.id, result.status.value, {d: r.status.value for d, r in result.devices.items()})
-    if as_json:
-        print(json.dumps(to_dict(result), indent=2, ensure_ascii=False))
+        require_learner_files(chosen)
+    options = engine.Options(solutions=solutions, part=part, seed=seed, sanitize=engine.sanitize_mode(sanitize),
+                             quick=quick, devices=chosen_devices)
+    result = execute(ctx, chosen, options)
+    if ctx.as_json:
+        ctx.json(document(**to_dict(result)))
     else:
-        report.render_result(console, result, title(puzzle))
-        next_step(console, result, puzzle.id)
+        report.render_result(ctx.out, result, title(chosen))
+        next_step(ctx, result, chosen.id)
     return exitcodes.OK if result.status in PASSING else exitcodes.FAILED
 
 
-def next_step(out: Console, result, puzzle_id: str) -> None:
-    if result.status == Status.PASS:
-        out.print(t("run.next_pass"))
-    elif result.status == Status.COMPILED:
-        out.print(t("run.next_compiled"))
+def next_step(ctx: Context, result, puzzle_id: str) -> None:
+    statuses = result.device_statuses()
+    if result.status == Status.PASS and statuses.get("gpu") in (None, Status.PASS):
+        ctx.out.print(t("run.next_pass"))
+    elif result.status in PASSING and statuses.get("sim") == Status.PASS:
+        ctx.out.print(t("run.next_sim"))
+    elif result.status in PASSING:
+        ctx.out.print(t("run.next_compiled"))
     elif result.status == Status.NOT_STARTED:
-        out.print(t("run.next_show", id=puzzle_id))
+        ctx.out.print(t("run.next_show", id=puzzle_id))
     else:
-        out.print(t("run.next_hint", id=puzzle_id))
+        ctx.out.print(t("run.next_hint", id=puzzle_id))

@@ -1,4 +1,4 @@
-"""`workbook show ID`: the puzzle text, rendered, and the files to edit."""
+"""`workbook show ID`: the puzzle text, rendered, the files to edit, and what runs where."""
 
 from __future__ import annotations
 
@@ -6,32 +6,34 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
 
-from .. import exitcodes
+from .. import exitcodes, toolchain
 from ..backups import relative
 from ..i18n import language, pick, t
-from .common import console, resolve, title
+from .common import Context, resolve, title
 
 
-def show(puzzle_id: str) -> int:
-    puzzle, _ = resolve(puzzle_id)
-    path = puzzle.text_path(language())
+def main(ctx: Context, *, puzzle: str) -> int:
+    chosen, _ = resolve(puzzle)
+    path = chosen.text_path(language())
     if not path.exists():
-        path = puzzle.text_path("en")
-    console.print(Panel(f"[bold]{puzzle.id}[/]  {title(puzzle)}", expand=True))
-    console.print(Markdown(path.read_text(encoding="utf-8")))
+        path = chosen.text_path("en")
+    ctx.out.print(Panel(f"[bold]{chosen.id}[/]  {title(chosen)}", expand=True))
+    ctx.out.print(Markdown(path.read_text(encoding="utf-8")))
     files = Table(title=t("show.files"), title_justify="left", show_header=False, box=None)
-    for file in puzzle.learner_files():
+    for file in chosen.learner_files():
         files.add_row("✎", relative(file))
-    console.print(files)
+    ctx.out.print(files)
     parts = Table(title=t("show.parts"), title_justify="left", box=None)
-    parts.add_column(t("show.col.part"))
-    parts.add_column(t("show.col.title"))
-    parts.add_column(t("show.col.devices"))
-    parts.add_column(t("show.col.run"))
-    for part in puzzle.parts:
-        devices = ", ".join(t("device." + d) for d in part.devices)
-        command = f"workbook run {puzzle.id}" + (f" --part {part.id}" if len(puzzle.parts) > 1 else "")
-        parts.add_row(part.id, pick(part.title), devices, command)
-    console.print(parts)
-    console.print(t("show.how", id=puzzle.id))
+    parts.add_column(t("show.col.part"), no_wrap=True)
+    parts.add_column(t("show.col.title"), overflow="fold")
+    parts.add_column(t("show.col.devices"), no_wrap=True)
+    for part in chosen.parts:
+        parts.add_row(part.id, pick(part.title), ", ".join(t("device." + d) for d in part.devices))
+    ctx.out.print(parts)
+    if len(chosen.parts) > 1:
+        ctx.out.print(t("show.one_part", id=chosen.id, part=chosen.parts[-1].id), style="dim")
+    if toolchain.gpu() is None and any("gpu" in p.devices for p in chosen.parts):
+        key = "show.no_gpu_sim" if all(p.sim for p in chosen.parts if "gpu" in p.devices) else "show.no_gpu_compile"
+        ctx.out.print(t(key), style="cyan")
+    ctx.out.print(t("show.how", id=chosen.id))
     return exitcodes.OK

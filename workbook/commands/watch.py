@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import threading
-
-from .. import exitcodes
+from .. import engine, exitcodes
 from ..i18n import t
 from ..watch import TerminalKeys, Watcher
-from .common import console, resolve
+from .common import Context, resolve
 
 
-def _stop(signum, frame):  # noqa: ARG001 - signal handler signature
-    raise KeyboardInterrupt
+def main(ctx: Context, *, puzzle: str | None = None, sanitize: bool | None = None,
+         devices: list[str] | None = None) -> int:
+    from .run import check_devices
 
-
-@contextlib.contextmanager
-def _quit_on_signals():
-    """SIGTERM or a closed terminal (SIGHUP) quit like Ctrl-C: the run in progress is killed first."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    saved = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            saved[sig] = signal.signal(sig, _stop)
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
-
-
-def watch(puzzle_id: str | None) -> int:
-    if puzzle_id is not None:
-        resolve(puzzle_id)  # an unknown id is exit 2 with the closest ids, before anything starts
-    with _quit_on_signals(), TerminalKeys() as keys:
+    if puzzle is not None:
+        resolve(puzzle)  # an unknown id is exit 2 with the closest ids, before anything starts
+    options = engine.Options(sanitize=engine.sanitize_mode(sanitize), devices=check_devices(devices))
+    with TerminalKeys() as keys:
         if not keys.active:
-            console.print(t("watch.no_keys"), style="dim")
-        Watcher(puzzle_id, keys, console).run()
+            ctx.out.print(t("watch.no_keys"), style="dim")
+        Watcher(puzzle, keys, ctx.out, options=options).run()
     return exitcodes.OK

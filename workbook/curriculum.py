@@ -1,0 +1,308 @@
+"""Checking the curriculum itself: `workbook author verify`.
+
+What a puzzle claims must stay true, and this is where it is checked:
+- statically: every manifest loads; every text a learner reads exists in
+  English and Korean; every skeleton is the one its solution derives; every
+  reference case has a unique name and labels in both languages, the same
+  shapes whatever the seed, and an expected value for every output; every
+  wrong kernel under tests/wrong/ says why it is wrong and what must catch it;
+- by running (`--run`): every solution passes on every device here; every
+  skeleton is `not_started` untouched and never passes when forced; every
+  wrong kernel fails, on the device and for the reason its wrong.toml states.
+
+The tests run the same checks (tests/test_curriculum.py), one per kernel.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import catalog, engine, launcher, skeleton, toolchain
+from .catalog import Puzzle
+from .i18n import LANGUAGES
+from .results import NOT_RAN, PASSING, PuzzleResult, Status
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+WRONG = Path("tests") / "wrong"
+DEVICES = ("cpu", "gpu", "sim", "graph-cpu", "graph-gpu")
+
+
+@dataclass
+class Expectation:
+    """What must catch a wrong kernel (tests/wrong/<id>/<name>/wrong.toml, [[expect]])."""
+
+    device: str  # cpu, gpu, sim, graph-cpu, graph-gpu, or "puzzle" for a compile error
+    status: str = "fail"
+    finding: str = ""  # a finding kind that must be reported (race_shared, out_of_bounds, ...)
+    reason: str = ""  # a reason key that must be given (reason.order, reason.race, ...)
+    case: str = ""  # a case that must fail
+    output: str = ""  # an output that must be wrong in that case
+    needs: str = ""  # "gpu" or "sanitizer": checkable only where that is here
+
+
+@dataclass
+class WrongKernel:
+    puzzle: str
+    name: str
+    dir: Path
+    why: str
+    expect: list[Expectation] = field(default_factory=list)
+    part: str | None = None  # run only this part
+    run_timeout: float | None = None  # a shorter limit, for a kernel that never ends
+
+    @property
+    def id(self) -> str:
+        return f"{self.puzzle}/{self.name}"
+
+    def needs_graph(self) -> bool:
+        return any(e.device.startswith("graph") for e in self.expect)
+
+
+@dataclass
+class Verdict:
+    """One check's outcome."""
+
+    puzzle: str
+    what: str
+    ok: bool
+    detail: str = ""
+    skipped: bool = False
+
+
+# ---------------------------------------------------------------------------
+# Wrong kernels
+# ---------------------------------------------------------------------------
+
+
+def wrong_kernels(puzzle: Puzzle, repo: Path | None = None) -> list[WrongKernel]:
+    base = (repo or catalog.root()) / WRONG / puzzle.id
+    if not base.is_dir():
+        return []
+    found = []
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+        meta = folder / "wrong.toml"
+        data = tomllib.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
+        expect = [Expectation(**raw) for raw in data.get("expect", [])]
+        found.append(WrongKernel(puzzle.id, folder.name, folder, str(data.get("why", "")), expect, data.get("part"),
+                                 data.get("run_timeout")))
+    return found
+
+
+def applicable(e: Expectation, gpu_runs: bool) -> bool:
+    if e.needs == "gpu" or e.device in ("gpu", "graph-gpu"):
+        if not gpu_runs:
+            return False
+    if e.needs == "sanitizer":
+        from . import sanitizer
+
+        return gpu_runs and sanitizer.locate() is not None
+    return True
+
+
+def _device(result: PuzzleResult, device: str):
+    stage, _, name = device.partition("-") if device.startswith("graph") else ("kernels", "", device)
+    for part in result.parts:
+        found = (part.graph if stage == "graph" else part.kernels).get(name)
+        if found is not None:
+            yield part, found
+
+
+def meets(result: PuzzleResult, e: Expectation) -> tuple[bool, str]:
+    """Whether a run shows what the expectation says, and what it showed instead."""
+    if e.device == "puzzle":
+        ok = result.status.value == e.status
+        return ok, f"puzzle status {result.status.value}"
+    seen = list(_device(result, e.device))
+    if not seen:
+        return False, f"{e.device} did not report"
+    problems = []
+    for _part, dev in seen:
+        if dev.status.value != e.status:
+            problems.append(f"{e.device} status {dev.status.value} ({dev.reason})")
+            continue
+        if e.finding and not any(f.kind == e.finding for f in dev.findings or []):
+            kinds = ", ".join(sorted({f.kind for f in dev.findings or []})) or "none"
+            problems.append(f"{e.device} findings: {kinds}, not {e.finding}")
+            continue
+        if e.reason and not any(m.key == e.reason for m in dev.reasons):
+            problems.append(f"{e.device} reasons: {', '.join(m.key for m in dev.reasons) or 'none'}")
+            continue
+        if e.case:
+            case = next((c for c in dev.cases if c.name == e.case), None)
+            if case is None or case.passed:
+                problems.append(f"case '{e.case}' {'passed' if case else 'is missing'}")
+                continue
+            if e.output and not any(o.name == e.output and not o.passed for o in case.outputs):
+                problems.append(f"output '{e.output}' of '{e.case}' passed")
+                continue
+        return True, ""
+    return False, "; ".join(problems)
+
+
+class Sandbox:
+    """A private copy of the puzzles and solutions, where learner files can be swapped."""
+
+    def __init__(self, repo: Path | None = None):
+        self.repo = repo or catalog.root()
+        self.dir = Path(tempfile.mkdtemp(prefix="workbook-verify-"))
+        for name in ("puzzles", "solutions"):
+            shutil.copytree(self.repo / name, self.dir / name, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def puzzle(self, pid: str, *overlays: Path) -> Puzzle:
+        """The puzzle with its learner files set to the solution, then each overlay folder over it."""
+        puzzle = catalog.load(pid, self.dir)
+        for name, solution in zip(puzzle.edit, puzzle.solution_files()):
+            shutil.copyfile(solution, puzzle.dir / name)
+        for overlay in overlays:
+            for path in overlay.rglob("*"):
+                if path.is_file() and path.name != "wrong.toml":
+                    target = puzzle.dir / path.relative_to(overlay)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, target)
+        return puzzle
+
+    def skeleton(self, pid: str) -> Puzzle:
+        puzzle = catalog.load(pid, self.dir)
+        for name, solution in zip(puzzle.edit, puzzle.solution_files()):
+            (puzzle.dir / name).write_text(skeleton.skeleton_of(solution), encoding="utf-8")
+        return puzzle
+
+
+def every_device(puzzle: Puzzle) -> tuple[str, ...]:
+    """Every device here: the simulator too, where a GPU runs, so the two can be compared."""
+    devices = ["cpu", "gpu"]
+    if any("gpu" in p.devices and p.sim for p in puzzle.parts):
+        devices.append("sim")
+    return tuple(devices)
+
+
+def run_wrong(sandbox: Sandbox, kernel: WrongKernel, seed: int = 5) -> tuple[PuzzleResult, list[Verdict]]:
+    """Run one wrong kernel and judge each applicable expectation."""
+    puzzle = sandbox.puzzle(kernel.puzzle, kernel.dir)
+    gpu_runs = toolchain.gpu() is not None
+    quick = not kernel.needs_graph() and not any(e.device == "puzzle" or e.needs == "sanitizer"
+                                                 for e in kernel.expect)
+    options = engine.Options(seed=seed, part=kernel.part, quick=quick, devices=every_device(puzzle),
+                             sanitize="all" if any(e.needs == "sanitizer" for e in kernel.expect) else "auto",
+                             run_timeout=kernel.run_timeout)
+    result = engine.check_puzzle(puzzle, options)
+    verdicts = []
+    for e in kernel.expect:
+        what = f"{kernel.id}: {e.device} {e.status}" + (f" ({e.finding or e.reason})" if e.finding or e.reason else "")
+        if not applicable(e, gpu_runs):
+            verdicts.append(Verdict(kernel.puzzle, what, True, "needs " + (e.needs or "a GPU"), skipped=True))
+            continue
+        ok, detail = meets(result, e)
+        verdicts.append(Verdict(kernel.puzzle, what, ok, detail))
+    if result.status in PASSING:
+        verdicts.append(Verdict(kernel.puzzle, f"{kernel.id}: does not pass", False, f"status {result.status.value}"))
+    return result, verdicts
+
+
+def run_solution(sandbox: Sandbox, pid: str, seed: int = 5) -> tuple[PuzzleResult, Verdict]:
+    puzzle = sandbox.puzzle(pid)
+    result = engine.check_puzzle(puzzle, engine.Options(seed=seed, devices=every_device(puzzle)))
+    bad = [f"{d}: {s.value}" for d, s in result.device_statuses().items() if s not in PASSING and s not in NOT_RAN]
+    ok = result.status in PASSING and not bad
+    return result, Verdict(pid, f"{pid}: the solution passes on every device here", ok,
+                           ", ".join(bad) or f"status {result.status.value}")
+
+
+def run_skeleton(sandbox: Sandbox, pid: str, seed: int = 5) -> Verdict:
+    puzzle = sandbox.skeleton(pid)
+    untouched = engine.check_puzzle(puzzle, engine.Options(seed=seed, quick=True))
+    forced = engine.check_puzzle(puzzle, engine.Options(seed=seed, force=True, quick=True,
+                                                        devices=every_device(puzzle)))
+    ok = untouched.status == Status.NOT_STARTED and forced.status not in (Status.PASS,)
+    return Verdict(pid, f"{pid}: the skeleton is not_started, and fails when forced", ok,
+                   f"untouched {untouched.status.value}, forced {forced.status.value}")
+
+
+# ---------------------------------------------------------------------------
+# Static checks
+# ---------------------------------------------------------------------------
+
+
+def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdict]:
+    repo = repo or catalog.root()
+    found: list[Verdict] = []
+    chapters = catalog.chapters(repo)
+    for p in puzzles:
+        found.append(Verdict(p.id, f"{p.id}: chapter {p.chapter} exists", p.chapter in chapters))
+        missing = [lang for lang in LANGUAGES if lang not in p.title]
+        missing += [f"{part.id} title.{lang}" for part in p.parts for lang in LANGUAGES if lang not in part.title]
+        missing += [f"text.{lang}.md" for lang in LANGUAGES if not p.text_path(lang).exists()]
+        missing += [f"hint {i + 1}.{lang}" for i, h in enumerate(p.hints) for lang in LANGUAGES if not h.get(lang)]
+        found.append(Verdict(p.id, f"{p.id}: every text in English and Korean", not missing, ", ".join(missing)))
+        found.append(Verdict(p.id, f"{p.id}: at least two hints", len(p.hints) >= 2, f"{len(p.hints)} hints"))
+        found += _drift(p)
+        found += _reference(p)
+        for kernel in wrong_kernels(p, repo):
+            problems = []
+            if not kernel.why:
+                problems.append("no why")
+            if not kernel.expect:
+                problems.append("no [[expect]]")
+            for path in kernel.dir.rglob("*"):
+                name = path.relative_to(kernel.dir).as_posix()
+                if path.is_file() and path.name != "wrong.toml" and name not in p.edit:
+                    problems.append(f"{name} is not a learner file")
+            found.append(Verdict(p.id, f"{kernel.id}: says why and what must catch it", not problems,
+                                 ", ".join(problems)))
+    return found
+
+
+def _drift(p: Puzzle) -> list[Verdict]:
+    wrong = []
+    for learner, solution in zip(p.learner_files(), p.solution_files()):
+        try:
+            if not skeleton.is_skeleton(learner, skeleton.skeleton_of(solution)):
+                wrong.append(learner.name)
+        except (OSError, skeleton.MarkerError) as exc:
+            wrong.append(f"{solution.name}: {exc}")
+    return [Verdict(p.id, f"{p.id}: skeletons match their solutions", not wrong, ", ".join(wrong))]
+
+
+def _reference(p: Puzzle) -> list[Verdict]:
+    """Every case named and labelled; shapes that don't depend on the seed; every output expected."""
+    try:
+        ref = engine.load_reference(p)
+        plans = []
+        problems = []
+        for seed in (1, 2):
+            rng = np.random.default_rng(seed)
+            parts = []
+            for part in p.parts:
+                cases = list(ref.cases(rng, part.id))
+                names = [c.get("name", "") for c in cases]
+                if not all(names) or len(set(names)) != len(names):
+                    problems.append(f"{part.id}: case names must be given and differ")
+                for c in cases:
+                    label = c.get("label", {})
+                    if not all(label.get(lang) for lang in LANGUAGES):
+                        problems.append(f"{part.id}: case '{c.get('name')}' needs label.en and label.ko")
+                parts.append((part, cases, [ref.expected(c, part.id) for c in cases]))
+            plans.append(launcher.make_plan(p, parts))
+        gen = [launcher.generate(plan, "gpu") for plan in plans]
+        if gen[0] != gen[1]:
+            problems.append("the cases' shapes change with the seed: every seed would compile anew")
+    except Exception as exc:  # noqa: BLE001 - any failure of the reference is what this check reports
+        problems = [f"{type(exc).__name__}: {exc}"]
+    return [Verdict(p.id, f"{p.id}: reference cases named, shapes fixed, outputs expected", not problems,
+                    "; ".join(sorted(set(problems))))]

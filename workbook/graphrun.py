@@ -1,0 +1,101 @@
+"""Running an op puzzle's MAX graph on one device, in a worker child process.
+
+Two limits: building the graph (MAX's compile, slow when cold) may take up to
+the load limit; once built, running the kernels may take the run limit, so an
+endless loop is stopped quickly without cutting a cold compile short.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import protocol, settings
+from .catalog import Part, Puzzle
+from .i18n import Msg, msg
+from .kernelrun import _death, _tail
+from .processes import Children
+
+
+@dataclass
+class GraphRun:
+    """What came back from the worker: outputs per case and repeat, or why there are none."""
+
+    status: str  # ok | compile_error | error | crash | timeout | cancelled
+    message: Msg | None = None
+    output: str = ""
+    outputs: dict[int, list[list[np.ndarray]]] = field(default_factory=dict)  # case -> repeats -> outputs
+    graphs: list[dict] = field(default_factory=list)  # what each graph computes besides the op
+    seconds: float = 0.0
+    device_name: str = ""
+
+
+class GraphWorker:
+    """A worker running one part's graph on one device: started now, collected later,
+    by the same thread (see workbook/processes.py)."""
+
+    def __init__(self, children: Children, puzzle: Puzzle, part: Part, device: str, graph_dir: Path, kernels: Path,
+                 cases: list[dict], repeats: int):
+        self.children, self.part, self.cases, self.repeats = children, part, cases, repeats
+        self.dir = Path(tempfile.mkdtemp(prefix=f"workbook-{puzzle.id}-graph-{device}-"))
+        groups: dict[str, dict] = {}
+        arrays = {}
+        for index, case in enumerate(cases):
+            key = json.dumps(case["params"], sort_keys=True)
+            groups.setdefault(key, {"params": case["params"], "cases": []})["cases"].append(index)
+            for name in part.inputs:
+                arrays[f"{index}/{name}"] = case["inputs"][name]
+        np.savez(self.dir / protocol.INPUTS_NPZ, **arrays)
+        request = {
+            "graph_dir": str(graph_dir), "kernels": str(kernels), "graph": part.graph, "device": device,
+            "inputs": list(part.inputs), "outputs": len(part.outputs), "groups": list(groups.values()),
+            "repeats": repeats, "ops": list(part.ops), "total": len(cases),
+            "load_timeout": settings.load_timeout(), "run_timeout": settings.run_timeout(),
+        }
+        (self.dir / protocol.REQUEST).write_text(json.dumps(request))
+        self.child = children.start([sys.executable, "-m", "workbook.worker", str(self.dir)],
+                                    log=self.dir / protocol.LOG, env={"PYTHONUNBUFFERED": "1"},
+                                    cwd=settings.PACKAGE.parent)
+
+    def _limit(self) -> float:
+        phase, _, since = protocol.read_phase(self.dir)
+        limit = settings.run_timeout() if phase == "running" else settings.load_timeout()
+        # The child's time counts from the start of its phase.
+        return self.child_age() - protocol.since(since) + limit if since else limit
+
+    def child_age(self) -> float:
+        return time.monotonic() - self.child.started
+
+    def collect(self, tick=None) -> GraphRun:
+        try:
+            outcome = self.children.wait(self.child, self._limit, (lambda: tick(self.dir)) if tick else None)
+            if outcome.cancelled:
+                return GraphRun("cancelled")
+            phase, _, _ = protocol.read_phase(self.dir)
+            if outcome.timed_out:
+                key = "run.timeout" if phase == "running" else "run.load_timeout"
+                limit = settings.run_timeout() if phase == "running" else settings.load_timeout()
+                return GraphRun("timeout", msg(key, seconds=int(limit)), seconds=outcome.seconds)
+            result = protocol.read_result(self.dir)
+            log = self.child.log_text()
+            if result is None:
+                return GraphRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds)
+            run = GraphRun(result["status"], output=result.get("message", ""), seconds=outcome.seconds,
+                           graphs=result.get("graphs", []), device_name=result.get("device_name", ""))
+            if run.status == "ok" and (self.dir / protocol.OUTPUTS_NPZ).exists():
+                with np.load(self.dir / protocol.OUTPUTS_NPZ) as data:
+                    for index in range(len(self.cases)):
+                        if f"{index}/0/0" not in data:
+                            continue
+                        run.outputs[index] = [[data[f"{index}/{rep}/{k}"] for k in range(len(self.part.outputs))]
+                                              for rep in range(self.repeats)]
+            return run
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,365 @@
+"""From a puzzle's manifest and its cases to the Mojo program that runs them.
+
+The workbook owns the launch: one generic generator, driven by the manifest,
+writes a small Mojo program per puzzle and set of case shapes (never per
+seed: the inputs are read from a file at run time). Why one generator rather
+than a hand-written launcher per puzzle: the manifest already says everything
+a launch needs (kernel, arguments, grid, block, buffers), the same launch
+must exist three times (real GPU, simulator, CPU), and a rule like "fill the
+outputs with NaN first" is then written once, not once per puzzle.
+
+Two programs come out of one plan:
+- `launch_gpu.mojo`: DeviceContext launches on a real GPU (built for the GPU
+  target even where there is none, which type-checks every GPU kernel);
+- `launch_host.mojo`: the op puzzles' CPU kernels called directly (mode
+  `cpu`), and the GPU kernels run by the simulator (mode `sim`).
+
+Both import the learner's module as `puzzle`, read `inputs.bin`, and append
+every output to `outputs.bin` in plan order: case, repeat, output. See
+workbook/mojo/wbio.mojo for the other side of that contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .catalog import Part, Puzzle, evaluate
+
+MOJO_DTYPE = {"float32": "DType.float32", "float64": "DType.float64", "int32": "DType.int32", "int64": "DType.int64"}
+ALIGN = 64
+# The simulator runs every launch twice: threads and blocks forward, then in reverse.
+SIM_ORDERS = 2
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str
+    role: str  # input | output | scratch
+    dtype: str
+    shape: tuple[int, ...]
+    offset: int = 0  # inputs: byte offset in inputs.bin
+    zero: bool = False  # outputs the kernel adds into start at zero
+
+    @property
+    def count(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+    @property
+    def elem(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.elem
+
+    def layout(self) -> str:
+        return f"row_major[{', '.join(str(d) for d in self.shape) or '1'}]()"
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    kernel: str  # the Mojo expression, with case parameters by name
+    args: tuple[str, ...]
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    name: str
+
+
+@dataclass
+class CaseSpec:
+    index: int
+    part: Part
+    params: dict
+    buffers: dict[str, Buffer]
+    launches: list[LaunchSpec] = field(default_factory=list)
+
+    def outputs(self) -> list[Buffer]:
+        return [self.buffers[name] for name in self.part.outputs]
+
+    def twice(self) -> bool:
+        """Outputs that are sums: zeroed once, the kernels run twice, halved by the
+        workbook. A kernel that zeroes them itself loses the first run."""
+        return bool(self.part.accumulate)
+
+
+@dataclass
+class Plan:
+    puzzle: Puzzle
+    cases: list[CaseSpec]
+    input_bytes: int
+
+
+
+class PlanError(ValueError):
+    """The manifest and the reference disagree (an author's mistake)."""
+
+
+def _dims(exprs: tuple[str, ...], names: dict[str, int]) -> tuple[int, int, int]:
+    values = [evaluate(e, names) for e in exprs] + [1, 1]
+    return values[0], values[1], values[2]
+
+
+def make_plan(puzzle: Puzzle, parts: list[tuple[Part, list[dict], list[dict]]]) -> Plan:
+    """The launch plan for every case: `parts` pairs each part with its cases and
+    their expected outputs (for the output shapes). Inputs are laid out in
+    inputs.bin in this order."""
+    cases: list[CaseSpec] = []
+    offset = 0
+    for part, part_cases, expected in parts:
+        for case, want in zip(part_cases, expected):
+            params = {k: v for k, v in case["params"].items() if isinstance(v, int) and not isinstance(v, bool)}
+            names = {**puzzle.constants, **params}
+            buffers: dict[str, Buffer] = {}
+            for name in part.inputs:
+                array = np.asarray(case["inputs"][name])
+                buffers[name] = Buffer(name, "input", array.dtype.name, tuple(array.shape), offset)
+                offset += -(-array.nbytes // ALIGN) * ALIGN
+            for name in part.outputs:
+                if name not in want:
+                    raise PlanError(f"{puzzle.id}.{part.id}: the reference gives no expected '{name}'")
+                buffers[name] = Buffer(name, "output", part.output_dtype(name), tuple(np.shape(want[name])),
+                                       zero=name in part.accumulate)
+            for s in part.scratch:
+                buffers[s.name] = Buffer(s.name, "scratch", s.dtype, tuple(evaluate(d, names) for d in s.shape))
+            spec = CaseSpec(len(cases), part, dict(case["params"]), buffers)
+            for launch in part.launches:
+                for arg in launch.args:
+                    if arg not in buffers and arg not in params:
+                        raise PlanError(f"{puzzle.id}.{part.id}: launch argument '{arg}' is neither a buffer "
+                                        "nor a whole-number case parameter")
+                spec.launches.append(LaunchSpec(launch.kernel, launch.args, _dims(launch.grid, names),
+                                                _dims(launch.block, names), launch.name))
+            cases.append(spec)
+    return Plan(puzzle, cases, offset)
+
+
+def write_inputs(plan: Plan, parts_cases: list[dict], path) -> None:
+    """inputs.bin: every case's inputs at the offsets the plan gave them."""
+    data = bytearray(plan.input_bytes)
+    for spec, case in zip(plan.cases, parts_cases):
+        for name in spec.part.inputs:
+            buf = spec.buffers[name]
+            raw = np.ascontiguousarray(case["inputs"][name]).tobytes()
+            data[buf.offset:buf.offset + len(raw)] = raw
+    path.write_bytes(bytes(data))
+
+
+def read_outputs(plan: Plan, path, selected: list[int], repeats: int) -> dict[int, list[list[np.ndarray]]]:
+    """outputs.bin back into arrays: case -> repeats -> outputs (what was written)."""
+    raw = path.read_bytes() if path.exists() else b""
+    position = 0
+    result: dict[int, list[list[np.ndarray]]] = {}
+    for index in selected:
+        spec = plan.cases[index]
+        reps = []
+        for _ in range(repeats):
+            outs = []
+            for buf in spec.outputs():
+                if position + buf.nbytes > len(raw):
+                    return result
+                array = np.frombuffer(raw, dtype=buf.dtype, count=buf.count, offset=position).reshape(buf.shape)
+                position += buf.nbytes
+                outs.append(array / 2 if buf.zero and spec.twice() else array.copy())
+            reps.append(outs)
+        result[index] = reps
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Code generation
+# ---------------------------------------------------------------------------
+
+
+def _kernel(expr: str) -> str:
+    """'add_ten[size]' -> 'puzzle.add_ten[size]': kernels live in the learner's module."""
+    return expr if expr.startswith("puzzle.") else "puzzle." + expr.strip()
+
+
+def _comptimes(spec: CaseSpec) -> list[str]:
+    return [f"    comptime {k} = {v}" for k, v in spec.params.items()
+            if isinstance(v, int) and not isinstance(v, bool)]
+
+
+def _tile(buf: Buffer, address: str, writable: bool) -> str:
+    helper = "tile_mut" if writable else "tile"
+    return f"{helper}[{MOJO_DTYPE[buf.dtype]}]({address}, {buf.layout()})"
+
+
+def _arg(spec: CaseSpec, arg: str, address) -> str:
+    if arg in spec.buffers:
+        buf = spec.buffers[arg]
+        return _tile(buf, address(buf), buf.role != "input")
+    return f"Int32({spec.params[arg]})"
+
+
+def _header(plan: Plan, imports: list[str]) -> list[str]:
+    puzzle = plan.puzzle
+    lines = [
+        f"# Generated by the workbook for puzzle {puzzle.id}: runs your kernels on the cases.",
+        "# Do not edit: it is written again whenever the plan changes.",
+        f"import {puzzle.module} as puzzle",
+        "from layout.tile_layout import row_major",
+        *imports,
+        "",
+    ]
+    return lines
+
+
+def _constant_checks(plan: Plan) -> list[str]:
+    return [f'    comptime assert puzzle.{name} == {value}, "keep {name} = {value}: the workbook launches '
+            f'your kernel with it"' for name, value in plan.puzzle.constants.items()]
+
+
+def _gpu_case(spec: CaseSpec) -> list[str]:
+    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:", *_comptimes(spec)]
+    for buf in spec.buffers.values():
+        if buf.role == "input":
+            dtype = MOJO_DTYPE[buf.dtype]
+            lines.append(f"    var {buf.name} = h.device_input[{dtype}](ctx, {buf.offset}, {buf.count})")
+        else:
+            lines.append(f"    var {buf.name} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
+    lines.append("    for _ in range(h.repeats):")
+    for buf in spec.buffers.values():
+        if buf.role != "input":
+            lines.append(f"        poison_device({buf.name}, {'True' if buf.zero else 'False'})")
+    for _ in range(2 if spec.twice() else 1):
+        for launch in spec.launches:
+            args = ", ".join(_arg(spec, a, lambda b: f"Int({b.name}.unsafe_ptr())") for a in launch.args)
+            lines.append(f"        # your kernel: {launch.kernel}({', '.join(launch.args)})")
+            lines.append(f"        ctx.enqueue_function[{_kernel(launch.kernel)}](")
+            lines.append(f"            {args},")
+            lines.append(f"            grid_dim={launch.grid}, block_dim={launch.block},")
+            lines.append("        )")
+    for buf in spec.outputs():
+        lines.append(f"        h.save_device(ctx, {buf.name}, {buf.count})")
+    return lines + [""]
+
+
+def _dispatch(cases: list[CaseSpec], total: int, suffix: str, args: str, indent: str) -> list[str]:
+    lines = []
+    for spec in cases:
+        lines += [f"{indent}if h.wants({spec.index}):", f"{indent}    h.phase({spec.index}, {total})",
+                  f"{indent}    case_{spec.index}{suffix}({args})"]
+    return lines + [f"{indent}pass"]
+
+
+def generate_gpu(plan: Plan) -> str:
+    """Modes gpu (the GPU kernels on a real GPU) and cpu (the CPU kernels, real
+    imports): built for the GPU target, it type-checks both everywhere."""
+    lines = _header(plan, [
+        "from max.gpu.host import DeviceContext",
+        "from wbio import Harness, tile, tile_mut, host_buffer, poison_host, poison_device",
+    ])
+    gpu_cases = [s for s in plan.cases if "gpu" in s.part.devices]
+    cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
+    for spec in gpu_cases:
+        lines += _gpu_case(spec)
+    for spec in cpu_cases:
+        lines += _cpu_case(spec)
+    lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()", '    if h.mode == "cpu":']
+    lines += _dispatch(cpu_cases, len(plan.cases), "_cpu", "h", "        ")
+    lines += ["    else:", "        var ctx = DeviceContext()"]
+    lines += _dispatch(gpu_cases, len(plan.cases), "", "h, ctx", "        ")
+    lines.append('    h.finish("ok")')
+    return "\n".join(lines) + "\n"
+
+
+def _host_buffers(spec: CaseSpec) -> list[str]:
+    lines = []
+    for buf in spec.buffers.values():
+        if buf.role == "input":
+            lines.append(f"    var {buf.name} = h.host_input[{MOJO_DTYPE[buf.dtype]}]({buf.offset}, {buf.count})")
+        else:
+            lines.append(f"    var {buf.name} = host_buffer({buf.count}, {buf.elem}, True)")
+    return lines
+
+
+def _poison_host(spec: CaseSpec, indent: str) -> list[str]:
+    return [f"{indent}poison_host({b.name}, {b.nbytes}, {'True' if b.zero else 'False'})"
+            for b in spec.buffers.values() if b.role != "input"]
+
+
+def _cpu_case(spec: CaseSpec) -> list[str]:
+    lines = [f"def case_{spec.index}_cpu(mut h: Harness) raises:", *_comptimes(spec), *_host_buffers(spec)]
+    lines += _poison_host(spec, "    ")
+    for _ in range(2 if spec.twice() else 1):
+        for call in spec.part.calls:
+            args = ", ".join(_arg(spec, a, lambda b: b.name) for a in call.args)
+            lines.append(f"    # your CPU kernel: {call.function}({', '.join(call.args)})")
+            lines.append(f"    {_kernel(call.function)}({args})")
+    for buf in spec.outputs():
+        lines.append(f"    h.save({buf.name}, {buf.nbytes})")
+    return lines + [""]
+
+
+def _sim_struct(spec: CaseSpec, k: int, launch: LaunchSpec) -> list[str]:
+    buffers = [a for a in launch.args if a in spec.buffers]
+    lines = ["@fieldwise_init", f"struct Sim_{spec.index}_{k}(Kernel):"]
+    lines += [f"    var {name}: Int" for name in buffers] or ["    var unused: Int"]
+    lines += ["", "    def run(self):", *[f"    {line}" for line in _comptimes(spec)]]
+    args = ", ".join(_arg(spec, a, lambda b: f"self.{b.name}") for a in launch.args)
+    lines += [f"        # your kernel: {launch.kernel}({', '.join(launch.args)})",
+              f"        {_kernel(launch.kernel)}({args})", ""]
+    return lines
+
+
+def _sim_case(spec: CaseSpec) -> list[str]:
+    lines = []
+    for k, launch in enumerate(spec.launches):
+        lines += _sim_struct(spec, k, launch)
+    lines += [f"def case_{spec.index}_sim(mut h: Harness, mut sim: Sim) raises:", *_host_buffers(spec)]
+    for buf in spec.buffers.values():
+        if buf.role != "input":
+            many = "True" if buf.zero else "False"
+            lines.append(f'    sim.watch("{buf.name}", {buf.name}, {buf.count}, {buf.elem}, {many})')
+    lines.append("    for rep in range(h.repeats):")
+    lines += _poison_host(spec, "        ")
+    lines.append("        sim.before_launch(rep == 0)")
+    for _ in range(2 if spec.twice() else 1):
+        for k, launch in enumerate(spec.launches):
+            fields = [f"{a}" for a in launch.args if a in spec.buffers] or ["0"]
+            lines.append(f"        sim.launch(Sim_{spec.index}_{k}({', '.join(fields)}), Dim3{launch.grid}, "
+                         f'Dim3{launch.block}, rep % 2 == 1, "{launch.name}")')
+            lines.append("        if sim.fatal:")
+            lines.append("            return")
+    for buf in spec.outputs():
+        lines.append(f"        h.save({buf.name}, {buf.nbytes})")
+    lines.append("        if rep == 0:")
+    for k, buf in enumerate(spec.outputs()):
+        lines.append(f"            h.save_writers(sim.writers_of({buf.name}), {spec.index}, {k}, {buf.count})")
+    lines.append(f"            sim.save_shared(h, {spec.index})")
+    return lines + [""]
+
+
+def generate_host(plan: Plan, with_sim: bool = True) -> str:
+    """Modes cpu (the CPU kernels) and sim (the GPU kernels on the simulator),
+    built for this machine; `with_sim` False leaves the simulator out (code it
+    can't run), and the learner's module keeps its real imports."""
+    lines = _header(plan, [
+        "from wbio import Harness, tile, tile_mut, host_buffer, poison_host",
+        "from wbsim import Sim, Kernel, Dim3",
+    ])
+    cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
+    sim_cases = [s for s in plan.cases if "gpu" in s.part.devices and s.part.sim] if with_sim else []
+    for spec in cpu_cases:
+        lines += _cpu_case(spec)
+    for spec in sim_cases:
+        lines += _sim_case(spec)
+    lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()", "    var sim = Sim()",
+              '    if h.mode == "cpu":']
+    lines += _dispatch(cpu_cases, len(plan.cases), "_cpu", "h", "        ")
+    lines.append("    else:")
+    for spec in sim_cases:
+        lines += [f"        if h.wants({spec.index}) and not sim.fatal:",
+                  f"            h.phase({spec.index}, {len(plan.cases)})",
+                  f"            sim.start_case({spec.index})",
+                  f"            case_{spec.index}_sim(h, sim)"]
+    lines.append("        pass")
+    lines.append("    sim.finish(h)")
+    return "\n".join(lines) + "\n"
+
+
+def generate(plan: Plan, which: str, with_sim: bool = True) -> str:
+    return generate_gpu(plan) if which == "gpu" else generate_host(plan, with_sim)

@@ -1,0 +1,627 @@
+# wbsim: runs GPU kernels on the CPU, so that a learner without a GPU still
+# gets a real verdict on the kernels they wrote.
+#
+# The learner's file is compiled unchanged except for its import lines: the
+# build points `thread_idx`, `block_idx`, `block_dim`, `grid_dim`,
+# `global_idx`, `barrier` and `stack_allocation` here instead of at `max.gpu`
+# and `layout.tile_tensor` (see workbook/simimports.py).
+#
+# How a launch runs:
+# - blocks run one after another; every thread of a block is a real pthread,
+#   so that a thread can stop in the middle of the kernel at barrier();
+# - only one thread runs at a time: the launching thread hands a baton to
+#   each simulated thread in turn, in a chosen order (forward or reverse),
+#   and the thread runs until its next barrier() or its end. When every
+#   thread has had its stretch, the barrier opens and the next round begins;
+# - between two stretches the launcher compares shared memory and the
+#   watched global buffers with a snapshot: that names who wrote what, two
+#   threads writing the same element between two barriers (a race), writes
+#   outside a buffer, and a barrier some threads never reach.
+# Running each launch forward and in reverse and comparing the results
+# (done by the workbook) exposes a missing barrier: a read that depends on
+# whether another thread ran first.
+
+from std.ffi import external_call, _get_global
+from std.memory.alloc import unsafe_alloc
+from std.sys import size_of
+from layout import TileTensor
+from layout.tile_layout import TensorLayout
+from max.gpu.memory import AddressSpace
+from wbio import PAD, Harness
+
+comptime _RUNNING = 0
+comptime _AT_BARRIER = 1
+comptime _FINISHED = 2
+
+# A GPU block may use at most 48 KiB of static shared memory.
+comptime SHARED_BYTES = 48 * 1024
+comptime _WORD = 4
+comptime _STACK_BYTES = 512 * 1024
+# Most findings of one kind worth keeping.
+comptime _MAX_FINDINGS = 8
+
+
+# ---------------------------------------------------------------------------
+# Small C helpers. Every external_call to one C function uses the same
+# argument types everywhere: pointers travel as Int.
+# ---------------------------------------------------------------------------
+
+
+def _alloc_bytes(n: Int) -> Int:
+    return Int(unsafe_alloc[UInt8](max(n, 1), alignment=64))
+
+
+def _fill(address: Int, byte: Int, n: Int):
+    _ = external_call["memset", Int](address, Int32(byte), n)
+
+
+def _copy(dst: Int, src: Int, n: Int):
+    _ = external_call["memcpy", Int](dst, src, n)
+
+
+def _word(address: Int) -> UInt32:
+    return Pointer[UInt32, MutUntrackedOrigin](unsafe_from_address=address)[]
+
+
+def _int_at(address: Int) -> Pointer[Int, MutUntrackedOrigin]:
+    return Pointer[Int, MutUntrackedOrigin](unsafe_from_address=address)
+
+
+def _sem_new() -> Int:
+    var sem = _alloc_bytes(64)
+    _ = external_call["sem_init", Int32](sem, Int32(0), UInt32(0))
+    return sem
+
+
+def _post(sem: Int):
+    _ = external_call["sem_post", Int32](sem)
+
+
+def _wait(sem: Int):
+    while external_call["sem_wait", Int32](sem) != 0:
+        pass
+
+
+def _die(message: String):
+    """A kernel used the simulator in a way it can't go on from."""
+    print("workbook-sim:", message)
+    _ = external_call["fflush", Int32](Int(0))
+    external_call["_exit", NoneType](Int32(70))
+
+
+def _make_key() -> Optional[OpaquePointer[MutUntrackedOrigin]]:
+    var key = unsafe_alloc[UInt32](1)
+    _ = external_call["pthread_key_create", Int32](Int(key), Int(0))
+    return key.unsafe_bitcast[NoneType]()
+
+
+def _keep(p: Optional[OpaquePointer[MutUntrackedOrigin]]):
+    pass
+
+
+@always_inline
+def _key() -> UInt32:
+    var k = _get_global["WORKBOOK_SIM_THREAD_KEY", _make_key, _keep]()
+    return k.value().unsafe_bitcast[UInt32]()[]
+
+
+# ---------------------------------------------------------------------------
+# One simulated thread, and the block it belongs to.
+# ---------------------------------------------------------------------------
+
+
+@fieldwise_init
+struct _Thread(Copyable):
+    var x: Int
+    var y: Int
+    var z: Int
+    var linear: Int
+    var state: Int
+    var sem: Int
+    var block: Int  # address of the _Block
+    var kernel: Int  # address of the kernel's argument struct
+    var shared_offset: Int  # where this thread's next stack_allocation starts
+    var allocations: Int  # how many it made
+
+
+@fieldwise_init
+struct _Block(Copyable):
+    var bx: Int
+    var by: Int
+    var bz: Int
+    var dx: Int
+    var dy: Int
+    var dz: Int
+    var gx: Int
+    var gy: Int
+    var gz: Int
+    var main_sem: Int
+    var arena: Int  # this block's shared memory
+    var table: Int  # the shared allocations: (offset, bytes, element bytes) triples
+    var table_len: Int
+    var problem: Int  # 0 none, 1 over the shared memory limit, 2 calls differ
+
+
+def _current() -> Pointer[_Thread, MutUntrackedOrigin]:
+    var address = external_call["pthread_getspecific", Int](_key())
+    if address == 0:
+        _die(
+            "thread_idx, block_idx, barrier() or shared memory was used"
+            " outside a GPU kernel launch (in a CPU function?)"
+        )
+    return Pointer[_Thread, MutUntrackedOrigin](unsafe_from_address=address)
+
+
+@always_inline
+def _block_of(t: Pointer[_Thread, MutUntrackedOrigin]) -> Pointer[_Block, MutUntrackedOrigin]:
+    return Pointer[_Block, MutUntrackedOrigin](unsafe_from_address=t[].block)
+
+
+# ---------------------------------------------------------------------------
+# What the kernel sees: ids, barrier(), shared memory.
+# ---------------------------------------------------------------------------
+
+
+@fieldwise_init
+struct _Ids[which: Int](ImplicitlyCopyable):
+    """thread_idx (0), block_idx (1), block_dim (2), grid_dim (3), global_idx (4)."""
+
+    @always_inline
+    def __getattr_param__[name: StaticString](self) -> Int:
+        comptime assert (
+            name == "x" or name == "y" or name == "z"
+        ), "GPU ids have only the fields x, y and z"
+        var t = _current()
+        var b = _block_of(t)
+        comptime if Self.which == 0:
+            comptime if name == "x":
+                return t[].x
+            elif name == "y":
+                return t[].y
+            else:
+                return t[].z
+        elif Self.which == 1:
+            comptime if name == "x":
+                return b[].bx
+            elif name == "y":
+                return b[].by
+            else:
+                return b[].bz
+        elif Self.which == 2:
+            comptime if name == "x":
+                return b[].dx
+            elif name == "y":
+                return b[].dy
+            else:
+                return b[].dz
+        elif Self.which == 3:
+            comptime if name == "x":
+                return b[].gx
+            elif name == "y":
+                return b[].gy
+            else:
+                return b[].gz
+        else:
+            comptime if name == "x":
+                return b[].bx * b[].dx + t[].x
+            elif name == "y":
+                return b[].by * b[].dy + t[].y
+            else:
+                return b[].bz * b[].dz + t[].z
+
+
+comptime thread_idx = _Ids[0]()
+comptime block_idx = _Ids[1]()
+comptime block_dim = _Ids[2]()
+comptime grid_dim = _Ids[3]()
+comptime global_idx = _Ids[4]()
+
+
+def barrier():
+    """Ends this thread's stretch; it resumes once every thread of the block got here."""
+    var t = _current()
+    t[].state = _AT_BARRIER
+    _post(_block_of(t)[].main_sem)
+    _wait(t[].sem)
+
+
+def stack_allocation[
+    LayoutType: TensorLayout,
+    //,
+    dtype: DType,
+    address_space: AddressSpace = AddressSpace.GENERIC,
+    alignment: Int = 16,
+](var layout: LayoutType) -> TileTensor[
+    dtype, LayoutType, MutUntrackedOrigin, address_space=address_space
+] where LayoutType.all_dims_known:
+    """Shared memory: the same bytes for every thread of the block, because
+    every thread makes the same calls in the same order. Never-written bytes
+    are 0xFF, which reads as NaN."""
+    comptime bytes = LayoutType.static_cosize * size_of[dtype]()
+    var t = _current()
+    var b = _block_of(t)
+    var align = max(alignment, 16)
+    var offset = (t[].shared_offset + align - 1) // align * align
+    var index = t[].allocations
+    var entry = b[].table + index * 3 * size_of[Int]()
+    if index < b[].table_len:
+        if _int_at(entry)[] != offset or _int_at(entry + 8)[] != bytes:
+            b[].problem = 2
+    elif index < 64:
+        _int_at(entry)[] = offset
+        _int_at(entry + 8)[] = bytes
+        _int_at(entry + 16)[] = size_of[dtype]()
+        b[].table_len = index + 1
+    t[].allocations = index + 1
+    t[].shared_offset = offset + bytes
+    if offset + bytes > SHARED_BYTES:
+        b[].problem = 1
+        offset = 0  # keep going on the arena's slack; the launch reports it
+    var ptr = Pointer[Scalar[dtype], MutUntrackedOrigin, address_space=address_space](
+        unsafe_from_address=b[].arena + offset
+    )
+    return TileTensor[dtype, LayoutType, MutUntrackedOrigin, address_space=address_space](
+        ptr=ptr, layout=layout
+    )
+
+
+# ---------------------------------------------------------------------------
+# Launching.
+# ---------------------------------------------------------------------------
+
+
+trait Kernel(ImplicitlyCopyable):
+    """A kernel and its arguments, as the generated launcher holds them."""
+
+    def run(self):
+        ...
+
+
+def _entry[K: Kernel](arg: OpaquePointer[MutUntrackedOrigin]) abi("C") -> OpaquePointer[MutUntrackedOrigin]:
+    var t = arg.unsafe_bitcast[_Thread]()
+    _ = external_call["pthread_setspecific", Int32](_key(), Int(t))
+    _wait(t[].sem)
+    Pointer[K, MutUntrackedOrigin](unsafe_from_address=t[].kernel)[].run()
+    t[].state = _FINISHED
+    _post(_block_of(t)[].main_sem)
+    return arg
+
+
+@fieldwise_init
+struct Dim3(ImplicitlyCopyable):
+    var x: Int
+    var y: Int
+    var z: Int
+
+    def count(self) -> Int:
+        return self.x * self.y * self.z
+
+
+@fieldwise_init
+struct _Watch(Copyable):
+    """A global buffer whose writes are tracked: data at `base`, PAD elements of
+    padding on each side."""
+
+    var name: String
+    var base: Int
+    var count: Int
+    var elem: Int  # bytes per element
+    var snapshot: Int  # copy of the padded region
+    var writer: Int  # Int32 per element of the padded region: last writer, -1 none
+    var stamp: Int  # Int per element: (launch, block, round) of that write
+    var many_writers: Bool  # sums built with atomics: many writers are legal
+
+    def words(self) -> Int:
+        return (self.count + 2 * PAD) * self.elem // _WORD
+
+    def start(self) -> Int:
+        return self.base - PAD * self.elem
+
+
+def _stamp(launch: Int, block: Int, round: Int) -> Int:
+    return (launch << 40) | (block << 16) | round
+
+
+def _json_thread(prefix: String, launch_block: Int, thread: Int) -> String:
+    return String(prefix, '{"block": ', launch_block, ', "thread": ', thread, "}")
+
+
+struct Sim(Movable):
+    """Runs launches and keeps what they revealed: findings, and for the
+    forward order, which thread wrote each element."""
+
+    var watches: List[_Watch]
+    var findings: List[String]  # JSON objects without their closing brace
+    var counts: List[Int]  # how often each was seen
+    var finding_keys: List[String]
+    var fatal: Bool
+    var launches: Int
+    var case_index: Int  # the case being run, named in findings
+    var shared_table: String  # the first block's shared allocations, as JSON
+    var shared_writer: Int  # Int32 per shared word of the first block: last writer
+    var arena: Int
+    var snapshot: Int
+    var stamps: Int
+    var writers: Int
+    var table: Int
+
+    def __init__(out self):
+        self.watches = List[_Watch]()
+        self.findings = List[String]()
+        self.counts = List[Int]()
+        self.finding_keys = List[String]()
+        self.fatal = False
+        self.launches = 0
+        self.case_index = -1
+        self.shared_table = String("[]")
+        self.shared_writer = _alloc_bytes(SHARED_BYTES)
+        _fill(self.shared_writer, 0xFF, SHARED_BYTES)
+        self.arena = _alloc_bytes(2 * SHARED_BYTES)
+        self.snapshot = _alloc_bytes(2 * SHARED_BYTES)
+        self.stamps = _alloc_bytes(2 * SHARED_BYTES // _WORD * 8)
+        self.writers = _alloc_bytes(2 * SHARED_BYTES // _WORD * 4)
+        self.table = _alloc_bytes(64 * 3 * 8)
+
+    def start_case(mut self, index: Int):
+        """A new case: its buffers replace the last case's."""
+        self.case_index = index
+        self.watches = List[_Watch]()
+
+    # --- global buffers ---------------------------------------------------
+
+    def watch(mut self, name: String, base: Int, count: Int, elem: Int, many_writers: Bool = False):
+        """Track writes to a host buffer (made by wbio.host_buffer) from now on."""
+        for i in range(len(self.watches)):
+            if self.watches[i].base == base:
+                return
+        var words = (count + 2 * PAD) * elem // _WORD
+        var w = _Watch(name, base, count, elem, _alloc_bytes(words * _WORD), _alloc_bytes(words * 4),
+                       _alloc_bytes(words * 8), many_writers)
+        _fill(w.writer, 0xFF, words * 4)
+        _fill(w.stamp, 0xFF, words * 8)
+        self.watches.append(w^)
+
+    def before_launch(mut self, record: Bool):
+        """Take the watched buffers' contents as the baseline (after the
+        launcher filled them); `record` starts a fresh map of writers."""
+        for k in range(len(self.watches)):
+            var words = self.watches[k].words()
+            _copy(self.watches[k].snapshot, self.watches[k].start(), words * _WORD)
+            if record:
+                _fill(self.watches[k].writer, 0xFF, words * 4)
+                _fill(self.watches[k].stamp, 0xFF, words * 8)
+        if record:
+            _fill(self.shared_writer, 0xFF, SHARED_BYTES)
+            self.shared_table = String("[]")
+
+    def writers_of(self, base: Int) -> Int:
+        """The Int32 writer map of a watched buffer: element i at index PAD + i."""
+        for i in range(len(self.watches)):
+            if self.watches[i].base == base:
+                return self.watches[i].writer
+        return 0
+
+    # --- findings ---------------------------------------------------------
+
+    def _finding(mut self, key: String, json: String):
+        """Keep the first finding of each key (a kind of bug in one kernel and
+        buffer), and count the others."""
+        for i in range(len(self.finding_keys)):
+            if self.finding_keys[i] == key:
+                self.counts[i] += 1
+                return
+        if len(self.findings) >= _MAX_FINDINGS:
+            return
+        self.finding_keys.append(key)
+        self.counts.append(1)
+        self.findings.append(String("{\"case\": ", self.case_index, ", ", json[byte=1:json.byte_length() - 1]))
+
+    # --- one launch -------------------------------------------------------
+
+    def launch[K: Kernel](mut self, kernel: K, grid: Dim3, block: Dim3, reverse: Bool, label: String):
+        """Run every block of one launch, forward or in reverse order (blocks
+        and threads). Sets `fatal` when the launch could not finish."""
+        self.launches += 1
+        var launch_id = self.launches
+        var threads = block.count()
+        var blocks = grid.count()
+        var kbox = unsafe_alloc[K](1)
+        kbox.unsafe_write(copy=kernel)
+        var main_sem = _sem_new()
+        var ts = unsafe_alloc[_Thread](threads)
+        var tids = unsafe_alloc[UInt64](threads)
+        var attr = _alloc_bytes(128)
+        _ = external_call["pthread_attr_init", Int32](attr)
+        _ = external_call["pthread_attr_setstacksize", Int32](attr, _STACK_BYTES)
+        var sems = List[Int]()
+        for _ in range(threads):
+            sems.append(_sem_new())
+        for nb in range(blocks):
+            var lb = blocks - 1 - nb if reverse else nb
+            var bx = lb % grid.x
+            var by = (lb // grid.x) % grid.y
+            var bz = lb // (grid.x * grid.y)
+            _fill(self.arena, 0xFF, 2 * SHARED_BYTES)
+            _fill(self.snapshot, 0xFF, 2 * SHARED_BYTES)
+            _fill(self.stamps, 0xFF, 2 * SHARED_BYTES // _WORD * 8)
+            var blk = unsafe_alloc[_Block](1)
+            blk.unsafe_write(_Block(bx, by, bz, block.x, block.y, block.z, grid.x, grid.y, grid.z,
+                                    main_sem, self.arena, self.table, 0, 0))
+            for i in range(threads):
+                var tx = i % block.x
+                var ty = (i // block.x) % block.y
+                var tz = i // (block.x * block.y)
+                ts.unsafe_offset(i).unsafe_write(
+                    _Thread(tx, ty, tz, i, _RUNNING, sems[i], Int(blk), Int(kbox), 0, 0)
+                )
+                var rc = external_call["pthread_create", Int32](
+                    Int(tids.unsafe_offset(i)), attr, _entry[K], Int(ts.unsafe_offset(i))
+                )
+                if rc != 0:
+                    _die("could not start a simulated thread (pthread_create failed)")
+            var keep_shared = lb == 0 and not reverse
+            var round = 0
+            while True:
+                for n in range(threads):
+                    var i = threads - 1 - n if reverse else n
+                    if ts[unsafe_offset=i].state == _FINISHED:
+                        continue
+                    ts[unsafe_offset=i].state = _RUNNING
+                    _post(sems[i])
+                    _wait(main_sem)
+                    var stamp = _stamp(launch_id, lb, round)
+                    self._diff_shared(blk[].table_len, i, lb, round, stamp, keep_shared, label)
+                    self._diff_globals(lb * threads + i, lb, stamp, label)
+                var waiting = 0
+                var first_waiting = -1
+                var first_finished = -1
+                for i in range(threads):
+                    if ts[unsafe_offset=i].state == _AT_BARRIER:
+                        waiting += 1
+                        if first_waiting < 0:
+                            first_waiting = i
+                    elif first_finished < 0:
+                        first_finished = i
+                if waiting == 0:
+                    break
+                if waiting < threads:
+                    self._finding(
+                        String("divergent ", label),
+                        String('{"kind": "divergent_barrier", "launch": "', label, '", "block": ', lb,
+                               ', "round": ', round, ', "finished": ', threads - waiting,
+                               ', "waiting": ', waiting, ', "finished_thread": ', first_finished,
+                               ', "waiting_thread": ', first_waiting, "}"),
+                    )
+                    self.fatal = True
+                    return  # the threads stuck in barrier() end with the process
+                round += 1
+            for i in range(threads):
+                _ = external_call["pthread_join", Int32](tids[unsafe_offset=i], Int(0))
+            if keep_shared:
+                self._keep_shared_table(blk[].table_len)
+            if blk[].problem != 0:
+                var kind = "shared_overflow" if blk[].problem == 1 else "shared_calls_differ"
+                self._finding(String(kind, label), String('{"kind": "', kind, '", "launch": "', label,
+                                                          '", "limit": ', SHARED_BYTES, "}"))
+                self.fatal = True
+                return
+
+    # --- comparing memory with its snapshot ---------------------------------
+
+    def _keep_shared_table(mut self, n: Int):
+        var s = String("[")
+        for k in range(n):
+            var entry = self.table + k * 24
+            if k > 0:
+                s += ", "
+            s += String("[", _int_at(entry)[], ", ", _int_at(entry + 8)[], ", ", _int_at(entry + 16)[], "]")
+        s += "]"
+        self.shared_table = s
+
+    def _shared_extent(self, n: Int) -> Int:
+        """Bytes of the arena worth comparing: the allocations and a margin past them."""
+        var end = 0
+        for k in range(n):
+            var entry = self.table + k * 24
+            end = max(end, _int_at(entry)[] + _int_at(entry + 8)[])
+        return min(end + 1024, 2 * SHARED_BYTES)
+
+    def _shared_place(self, offset: Int, n: Int) -> String:
+        """'"allocation": k, "index": i' for a byte offset into the arena."""
+        for k in range(n):
+            var entry = self.table + k * 24
+            var start = _int_at(entry)[]
+            if offset >= start and offset < start + _int_at(entry + 8)[]:
+                return String('"allocation": ', k, ', "index": ', (offset - start) // _int_at(entry + 16)[])
+        return String('"allocation": -1, "index": ', offset)
+
+    def _diff_shared(mut self, n: Int, thread: Int, block: Int, round: Int, stamp: Int, keep: Bool,
+                     label: String):
+        """Shared memory the thread just changed: two threads of one block
+        writing the same word in one round (no barrier between) is a race."""
+        for w in range(self._shared_extent(n) // _WORD):
+            var a = self.arena + w * _WORD
+            var s = self.snapshot + w * _WORD
+            if _word(a) == _word(s):
+                continue
+            Pointer[UInt32, MutUntrackedOrigin](unsafe_from_address=s)[] = _word(a)
+            var sp = _int_at(self.stamps + w * 8)
+            var wp = Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.writers + w * 4)
+            var place = self._shared_place(w * _WORD, n)
+            if sp[] == stamp and Int(wp[]) != thread:
+                self._finding(
+                    String("shared race ", label, String(place.split(",")[0])),
+                    String('{"kind": "shared_race", "launch": "', label, '", "block": ', block,
+                           ', "round": ', round, ", ", place, ', "threads": [', Int(wp[]), ", ", thread, "]}"),
+                )
+            if place.startswith('"allocation": -1'):
+                self._finding(String("shared outside ", label),
+                              String('{"kind": "shared_out_of_bounds", "launch": "', label, '", "block": ', block,
+                                     ', "offset": ', w * _WORD, ', "thread": ', thread, "}"))
+            sp[] = stamp
+            wp[] = Int32(thread)
+            if keep:
+                Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.shared_writer + w * 4)[] = Int32(thread)
+
+    def _diff_globals(mut self, me: Int, block: Int, stamp: Int, label: String):
+        """Watched global memory the thread just changed: a write outside the
+        buffer, or a write to an element another thread wrote in the same
+        round of the same block, or in another block of the same launch."""
+        for k in range(len(self.watches)):
+            var elem = self.watches[k].elem
+            var start = self.watches[k].start()
+            var snap = self.watches[k].snapshot
+            var count = self.watches[k].count
+            for w in range(self.watches[k].words()):
+                var a = start + w * _WORD
+                var s = snap + w * _WORD
+                if _word(a) == _word(s):
+                    continue
+                Pointer[UInt32, MutUntrackedOrigin](unsafe_from_address=s)[] = _word(a)
+                var element = (w * _WORD) // elem
+                var index = element - PAD
+                var sp = _int_at(self.watches[k].stamp + element * 8)
+                var wp = Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.watches[k].writer + element * 4)
+                var previous = Int(wp[])
+                var name = self.watches[k].name
+                if index < 0 or index >= count:
+                    self._finding(String("outside ", label, name),
+                                  String('{"kind": "out_of_bounds", "launch": "', label, '", "buffer": "', name,
+                                         '", "index": ', index, ', "size": ', count, ', "thread": ', me, "}"))
+                elif previous >= 0 and previous != me and not self.watches[k].many_writers:
+                    var same_launch = (sp[] >> 40) == (stamp >> 40)
+                    var other_block = same_launch and ((sp[] >> 16) & 0xFFFFFF) != block
+                    if sp[] == stamp or other_block:
+                        self._finding(String("global race ", label, name),
+                                      String('{"kind": "global_race", "launch": "', label, '", "buffer": "', name,
+                                             '", "index": ', index, ', "threads": [', previous, ", ", me,
+                                             '], "blocks_differ": ', "true" if other_block else "false", "}"))
+                sp[] = stamp
+                wp[] = Int32(me)
+
+    # --- handing results to the harness -------------------------------------
+
+    def save_shared(mut self, mut h: Harness, case_index: Int) raises:
+        """Who wrote each element of the first block's shared allocations (forward order)."""
+        var n = self.shared_table.count("[") - 1
+        for k in range(n):
+            var entry = self.table + k * 24
+            var offset = _int_at(entry)[]
+            var elem = _int_at(entry + 16)[]
+            var count = _int_at(entry + 8)[] // elem
+            var map = _alloc_bytes(4 * count)
+            for e in range(count):
+                var word = (offset + e * elem) // _WORD
+                Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=map + 4 * e)[] = Pointer[
+                    Int32, MutUntrackedOrigin
+                ](unsafe_from_address=self.shared_writer + 4 * word)[]
+            h.save_record(2, case_index, k, map, count)
+        h.extra = String(h.extra, ", " if h.extra else "", '"shared_', case_index, '": ', self.shared_table)
+
+    def finish(mut self, mut h: Harness) raises:
+        """result.json: the status, and every finding."""
+        var text = String()
+        for i in range(len(self.findings)):
+            text += String(", " if i > 0 else "", self.findings[i], ', "count": ', self.counts[i], "}")
+        h.extra = String(h.extra, ", " if h.extra else "", '"findings": [', text, "]")
+        h.finish("fatal" if self.fatal else "ok")
