@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,27 +176,32 @@ def _path_map(src: Sources, generated: Path | None = None) -> dict[str, Path]:
 def _compile(children: Children, src: Sources, args: list[str], output: Path, tick=None) -> Built:
     """Run the Mojo compiler once; a marker beside the output records a success.
 
-    The output is written in place: a renamed .mojoc no longer loads (its module
-    name comes from its file name), and the marker makes a half-written file
-    count as missing."""
+    The compiler writes into a folder of this process's own, under the output's
+    own name (a .mojoc's module name comes from its file name), and the result
+    is moved into place: two processes building the same thing never mix."""
     marker = output.with_name(output.name + ".ok")
     if marker.exists() and output.exists():
         return Built(True, cached=True, binary=output)
     mojo = toolchain.mojo_binary()
     if mojo is None:
         return Built(False, problem=msg("build.no_compiler"))
-    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = output.parent / f".tmp{os.getpid()}-{threading.get_ident()}"
+    staging.mkdir(parents=True, exist_ok=True)
+    partial = staging / output.name
     log = output.with_name(output.name + ".log")
-    outcome = children.run([str(mojo), *args, "-o", str(output)], timeout=settings.compile_timeout(), log=log,
-                           cwd=src.dir, tick=tick)
-    children.check()
-    text = log.read_text(errors="replace") if log.exists() else ""
-    if outcome.timed_out:
-        return Built(False, outcome.seconds, problem=msg("build.compile_timeout", seconds=int(outcome.seconds)))
-    if outcome.returncode == 0 and output.exists():
-        marker.write_text("")
-        return Built(True, outcome.seconds, binary=output)
-    output.unlink(missing_ok=True)
+    try:
+        outcome = children.run([str(mojo), *args, "-o", str(partial)], timeout=settings.compile_timeout(),
+                               log=log, cwd=src.dir, tick=tick)
+        children.check()
+        text = log.read_text(errors="replace") if log.exists() else ""
+        if outcome.timed_out:
+            return Built(False, outcome.seconds, problem=msg("build.compile_timeout", seconds=int(outcome.seconds)))
+        if outcome.returncode == 0 and partial.exists():
+            os.replace(partial, output)
+            marker.write_text("")
+            return Built(True, outcome.seconds, binary=output)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     generated = [a for a in args if a.endswith(".mojo")]
     found = diagnostics.parse(text, _path_map(src), settings.root(), generated=[Path(g) for g in generated])
     return Built(False, outcome.seconds, diagnostics=found, output="" if found else diagnostics.tail(text))

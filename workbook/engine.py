@@ -120,6 +120,8 @@ class _Check:
         self.parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
         self.kernels: dict[str, dict[str, DeviceResult]] = {p.id: {} for p in self.parts}
         self.failed_build: build.Built | None = None
+        self.gpu = toolchain.gpu()
+        self.gate = gating.gate(puzzle, self.gpu)
 
     # --- events ----------------------------------------------------------------
 
@@ -158,8 +160,6 @@ class _Check:
             self.invariants = getattr(reference, "invariants", None)
             self.plan = launcher.make_plan(self.puzzle, [(p, self.cases[p.id], self.expected[p.id])
                                                          for p in self.parts])
-            self.gpu = toolchain.gpu()
-            self.gate = gating.gate(self.puzzle, self.gpu)
             self._kernel_stage()
             if self.failed_build is not None:
                 return self._compile_failed(self.failed_build)

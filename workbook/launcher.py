@@ -54,6 +54,11 @@ class Buffer:
     def nbytes(self) -> int:
         return self.count * self.elem
 
+    @property
+    def var(self) -> str:
+        """Its variable in the generated code (a buffer may be called `out`, a Mojo keyword)."""
+        return "v_" + self.name
+
     def layout(self) -> str:
         return f"row_major[{', '.join(str(d) for d in self.shape) or '1'}]()"
 
@@ -74,6 +79,7 @@ class CaseSpec:
     params: dict
     buffers: dict[str, Buffer]
     launches: list[LaunchSpec] = field(default_factory=list)
+    constants: dict[str, int] = field(default_factory=dict)
 
     def outputs(self) -> list[Buffer]:
         return [self.buffers[name] for name in self.part.outputs]
@@ -123,7 +129,7 @@ def make_plan(puzzle: Puzzle, parts: list[tuple[Part, list[dict], list[dict]]]) 
                                        zero=name in part.accumulate)
             for s in part.scratch:
                 buffers[s.name] = Buffer(s.name, "scratch", s.dtype, tuple(evaluate(d, names) for d in s.shape))
-            spec = CaseSpec(len(cases), part, dict(case["params"]), buffers)
+            spec = CaseSpec(len(cases), part, dict(case["params"]), buffers, constants=dict(puzzle.constants))
             for launch in part.launches:
                 for arg in launch.args:
                     if arg not in buffers and arg not in params:
@@ -172,14 +178,45 @@ def read_outputs(plan: Plan, path, selected: list[int], repeats: int) -> dict[in
 # ---------------------------------------------------------------------------
 
 
-def _kernel(expr: str) -> str:
-    """'add_ten[size]' -> 'puzzle.add_ten[size]': kernels live in the learner's module."""
-    return expr if expr.startswith("puzzle.") else "puzzle." + expr.strip()
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets and parentheses."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current.strip())
+    return parts
 
 
-def _comptimes(spec: CaseSpec) -> list[str]:
-    return [f"    comptime {k} = {v}" for k, v in spec.params.items()
-            if isinstance(v, int) and not isinstance(v, bool)]
+def _kernel(expr: str, names: dict[str, int]) -> str:
+    """'add_ten[size]' -> 'puzzle.add_ten[13]': the kernel lives in the learner's
+    module, and each compile-time parameter that is a size expression of the
+    case's parameters and constants becomes its number (others, such as
+    DType.float32, stay as written)."""
+    name, bracket, rest = expr.strip().partition("[")
+    name = name if name.startswith("puzzle.") else "puzzle." + name
+    if not bracket:
+        return name
+    values = []
+    for arg in _split_top(rest.rsplit("]", 1)[0]):
+        try:
+            values.append(str(evaluate(arg, names)))
+        except (ValueError, SyntaxError, KeyError, TypeError, ZeroDivisionError):
+            values.append(arg)
+    return f"{name}[{', '.join(values)}]"
+
+
+def _names(spec: CaseSpec) -> dict[str, int]:
+    params = {k: v for k, v in spec.params.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return {**spec.constants, **params}
 
 
 def _tile(buf: Buffer, address: str, writable: bool) -> str:
@@ -213,27 +250,27 @@ def _constant_checks(plan: Plan) -> list[str]:
 
 
 def _gpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:", *_comptimes(spec)]
+    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:"]
     for buf in spec.buffers.values():
         if buf.role == "input":
             dtype = MOJO_DTYPE[buf.dtype]
-            lines.append(f"    var {buf.name} = h.device_input[{dtype}](ctx, {buf.offset}, {buf.count})")
+            lines.append(f"    var {buf.var} = h.device_input[{dtype}](ctx, {buf.offset}, {buf.count})")
         else:
-            lines.append(f"    var {buf.name} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
+            lines.append(f"    var {buf.var} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
     lines.append("    for _ in range(h.repeats):")
     for buf in spec.buffers.values():
         if buf.role != "input":
-            lines.append(f"        poison_device({buf.name}, {'True' if buf.zero else 'False'})")
+            lines.append(f"        poison_device({buf.var}, {'True' if buf.zero else 'False'})")
     for _ in range(2 if spec.twice() else 1):
         for launch in spec.launches:
-            args = ", ".join(_arg(spec, a, lambda b: f"Int({b.name}.unsafe_ptr())") for a in launch.args)
+            args = ", ".join(_arg(spec, a, lambda b: f"Int({b.var}.unsafe_ptr())") for a in launch.args)
             lines.append(f"        # your kernel: {launch.kernel}({', '.join(launch.args)})")
-            lines.append(f"        ctx.enqueue_function[{_kernel(launch.kernel)}](")
+            lines.append(f"        ctx.enqueue_function[{_kernel(launch.kernel, _names(spec))}](")
             lines.append(f"            {args},")
             lines.append(f"            grid_dim={launch.grid}, block_dim={launch.block},")
             lines.append("        )")
     for buf in spec.outputs():
-        lines.append(f"        h.save_device(ctx, {buf.name}, {buf.count})")
+        lines.append(f"        h.save_device(ctx, {buf.var}, {buf.count})")
     return lines + [""]
 
 
@@ -270,38 +307,38 @@ def _host_buffers(spec: CaseSpec) -> list[str]:
     lines = []
     for buf in spec.buffers.values():
         if buf.role == "input":
-            lines.append(f"    var {buf.name} = h.host_input[{MOJO_DTYPE[buf.dtype]}]({buf.offset}, {buf.count})")
+            lines.append(f"    var {buf.var} = h.host_input[{MOJO_DTYPE[buf.dtype]}]({buf.offset}, {buf.count})")
         else:
-            lines.append(f"    var {buf.name} = host_buffer({buf.count}, {buf.elem}, True)")
+            lines.append(f"    var {buf.var} = host_buffer({buf.count}, {buf.elem}, True)")
     return lines
 
 
 def _poison_host(spec: CaseSpec, indent: str) -> list[str]:
-    return [f"{indent}poison_host({b.name}, {b.nbytes}, {'True' if b.zero else 'False'})"
+    return [f"{indent}poison_host({b.var}, {b.nbytes}, {'True' if b.zero else 'False'})"
             for b in spec.buffers.values() if b.role != "input"]
 
 
 def _cpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}_cpu(mut h: Harness) raises:", *_comptimes(spec), *_host_buffers(spec)]
+    lines = [f"def case_{spec.index}_cpu(mut h: Harness) raises:", *_host_buffers(spec)]
     lines += _poison_host(spec, "    ")
     for _ in range(2 if spec.twice() else 1):
         for call in spec.part.calls:
-            args = ", ".join(_arg(spec, a, lambda b: b.name) for a in call.args)
+            args = ", ".join(_arg(spec, a, lambda b: b.var) for a in call.args)
             lines.append(f"    # your CPU kernel: {call.function}({', '.join(call.args)})")
-            lines.append(f"    {_kernel(call.function)}({args})")
+            lines.append(f"    {_kernel(call.function, _names(spec))}({args})")
     for buf in spec.outputs():
-        lines.append(f"    h.save({buf.name}, {buf.nbytes})")
+        lines.append(f"    h.save({buf.var}, {buf.nbytes})")
     return lines + [""]
 
 
 def _sim_struct(spec: CaseSpec, k: int, launch: LaunchSpec) -> list[str]:
     buffers = [a for a in launch.args if a in spec.buffers]
     lines = ["@fieldwise_init", f"struct Sim_{spec.index}_{k}(Kernel):"]
-    lines += [f"    var {name}: Int" for name in buffers] or ["    var unused: Int"]
-    lines += ["", "    def run(self):", *[f"    {line}" for line in _comptimes(spec)]]
-    args = ", ".join(_arg(spec, a, lambda b: f"self.{b.name}") for a in launch.args)
+    lines += [f"    var {spec.buffers[name].var}: Int" for name in buffers] or ["    var unused: Int"]
+    lines += ["", "    def run(self):"]
+    args = ", ".join(_arg(spec, a, lambda b: f"self.{b.var}") for a in launch.args)
     lines += [f"        # your kernel: {launch.kernel}({', '.join(launch.args)})",
-              f"        {_kernel(launch.kernel)}({args})", ""]
+              f"        {_kernel(launch.kernel, _names(spec))}({args})", ""]
     return lines
 
 
@@ -313,22 +350,22 @@ def _sim_case(spec: CaseSpec) -> list[str]:
     for buf in spec.buffers.values():
         if buf.role != "input":
             many = "True" if buf.zero else "False"
-            lines.append(f'    sim.watch("{buf.name}", {buf.name}, {buf.count}, {buf.elem}, {many})')
+            lines.append(f'    sim.watch("{buf.name}", {buf.var}, {buf.count}, {buf.elem}, {many})')
     lines.append("    for rep in range(h.repeats):")
     lines += _poison_host(spec, "        ")
     lines.append("        sim.before_launch(rep == 0)")
     for _ in range(2 if spec.twice() else 1):
         for k, launch in enumerate(spec.launches):
-            fields = [f"{a}" for a in launch.args if a in spec.buffers] or ["0"]
+            fields = [spec.buffers[a].var for a in launch.args if a in spec.buffers] or ["0"]
             lines.append(f"        sim.launch(Sim_{spec.index}_{k}({', '.join(fields)}), Dim3{launch.grid}, "
                          f'Dim3{launch.block}, rep % 2 == 1, "{launch.name}")')
             lines.append("        if sim.fatal:")
             lines.append("            return")
     for buf in spec.outputs():
-        lines.append(f"        h.save({buf.name}, {buf.nbytes})")
+        lines.append(f"        h.save({buf.var}, {buf.nbytes})")
     lines.append("        if rep == 0:")
     for k, buf in enumerate(spec.outputs()):
-        lines.append(f"            h.save_writers(sim.writers_of({buf.name}), {spec.index}, {k}, {buf.count})")
+        lines.append(f"            h.save_writers(sim.writers_of({buf.var}), {spec.index}, {k}, {buf.count})")
     lines.append(f"            sim.save_shared(h, {spec.index})")
     return lines + [""]
 
