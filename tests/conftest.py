@@ -1,6 +1,6 @@
 """Shared fixtures: a private copy of the workbook per test, and the real toolchain.
 
-Compiled artifacts are cached by content (~/.cache/workbook and MAX's own
+Compiled artefacts are cached by content (~/.cache/workbook and MAX's own
 cache), so the same kernel is compiled once per machine, not once per test.
 """
 
@@ -44,7 +44,11 @@ def put_wrong(root: Path, puzzle: str, variant: str) -> None:
     """Overwrite the learner's files with a wrong kernel from tests/wrong/."""
     source = WRONG / puzzle / variant
     assert source.is_dir(), source
-    shutil.copytree(source, root / "puzzles" / puzzle, dirs_exist_ok=True)
+    for path in source.rglob("*"):
+        if path.is_file() and path.name != "wrong.toml":
+            target = root / "puzzles" / puzzle / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
 
 
 def put_solution(root: Path, puzzle: str) -> None:

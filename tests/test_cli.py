@@ -1,4 +1,5 @@
-"""Every command through Typer's test runner, as a learner or an author types it."""
+"""Every command through the real entry point, as a learner or an author types it:
+exit codes, messages, --json documents (errors too), and 80-column views."""
 
 from __future__ import annotations
 
@@ -8,196 +9,226 @@ import subprocess
 import sys
 
 import pytest
-from conftest import has_gpu, put_wrong
-from typer.testing import CliRunner
+from conftest import REPO, has_gpu, put_solution, put_wrong
+from rich.cells import cell_len
 
-from workbook import exitcodes
-from workbook.cli import app
-
-runner = CliRunner()
+from workbook import cli, exitcodes
 
 
-def invoke(*args: str):
-    return runner.invoke(app, list(args), catch_exceptions=False)
+def invoke(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(list(args))
+    out, err = capsys.readouterr()
+    return exited.value.code, out, err
 
 
-def test_list_shows_every_puzzle_and_progress(root):
-    result = invoke("list")
-    assert result.exit_code == 0
-    assert "p18" in result.output and "p27" in result.output
-    assert "0 of" in result.output
+def test_list_shows_chapters_and_progress(root, capsys):
+    code, out, _ = invoke(capsys, "list")
+    assert code == 0
+    assert "Chapter 1 · Threads and indexing" in out and "p01" in out and "p18" in out
+    assert "0 of" in out
 
 
-def test_show_renders_the_text_and_files(root):
-    result = invoke("show", "p18")
-    assert result.exit_code == 0
-    assert "puzzles/p18/op/softmax.mojo" in result.output
-    assert "puzzles/p18/softmax_graph.py" in result.output
+def test_list_json(root, capsys):
+    code, out, _ = invoke(capsys, "list", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["schema"] == exitcodes.JSON_SCHEMA
+    first = doc["puzzles"][0]
+    assert first["id"] == "p01" and first["progress"] == "not_started" and first["chapter"] == 1
 
 
-def test_show_in_korean(root):
-    result = invoke("--lang", "ko", "show", "p18")
-    assert result.exit_code == 0
-    assert "수정할 파일" in result.output
+def test_show_renders_the_text_and_files(root, capsys):
+    code, out, _ = invoke(capsys, "show", "p18")
+    assert code == 0
+    assert "puzzles/p18/op/softmax.mojo" in out and "puzzles/p18/softmax_graph.py" in out
+
+
+def test_show_in_korean(root, capsys):
+    code, out, _ = invoke(capsys, "--lang", "ko", "show", "p01")
+    assert code == 0 and "수정할 파일" in out and "스레드" in out
 
 
 @pytest.mark.parametrize("args", [
-    ("run", "p19"), ("show", "p1"), ("check", "nope"), ("hint", "puzzles/p18"), ("reveal", "p18/op/softmax.mojo"),
+    ("run", "p19"), ("show", "p99"), ("check", "nope"), ("hint", "puzzles/p18"), ("reveal", "p18/op/softmax.mojo"),
     ("run", "p18", "--part", "nope"), ("check",), ("check", "p18", "--all"), ("--lang", "fr", "list"),
-    ("restore", "no-such-backup"),
+    ("restore", "no-such-backup"), ("run", "p01", "--device", "tpu"), ("run", "--no-such-option"),
 ])
-def test_bad_input_is_a_clear_message_and_exit_2(root, args):
-    result = invoke(*args)
-    assert result.exit_code == exitcodes.BAD_INPUT, result.output
-    assert "Traceback" not in result.output
+def test_bad_input_is_a_clear_message_and_exit_2(root, capsys, args):
+    code, out, err = invoke(capsys, *args)
+    assert code == exitcodes.BAD_INPUT, (out, err)
+    assert "Traceback" not in out + err and "Error:" in err
 
 
-def test_malformed_manifest_is_exit_2(root):
-    (root / "puzzles/p18/puzzle.toml").write_text("id = [")
-    result = invoke("show", "p18")
-    assert result.exit_code == exitcodes.BAD_INPUT
-    assert "malformed manifest" in result.output
+@pytest.mark.parametrize("args", [("run", "p19", "--json"), ("check", "nope", "--json"), ("list", "--json"),
+                                  ("run", "--json", "--no-such-option")])
+def test_every_json_exit_prints_one_json_document(root, capsys, args):
+    (root / "puzzles/p27/puzzle.toml").write_text("id = [")  # a broken manifest, for list
+    code, out, _ = invoke(capsys, *args)
+    doc = json.loads(out)
+    assert doc["schema"] == exitcodes.JSON_SCHEMA
+    assert code == exitcodes.BAD_INPUT and doc["error"]["exit_code"] == code and doc["error"]["message"]
 
 
-def test_unknown_id_suggests_close_ids(root):
-    result = invoke("run", "p17")
-    assert "p18" in result.output
+def test_an_internal_error_has_its_own_exit_code_and_a_log(root, capsys, monkeypatch):
+    from workbook.commands import list_
+
+    monkeypatch.setattr(list_, "main", lambda ctx: 1 / 0)
+    code, _, err = invoke(capsys, "list")
+    assert code == exitcodes.INTERNAL and "ZeroDivisionError" in err and "Traceback" not in err
+    logs = list((root / ".workbook" / "logs").glob("crash-*.log"))
+    assert logs and "Traceback" in logs[0].read_text() and str(logs[0]) in " ".join(err.split()).replace(" ", "")\
+        or str(logs[0].name) in err.replace("\n", "")
+    code, out, _ = invoke(capsys, "list", "--json")
+    doc = json.loads(out)
+    assert code == exitcodes.INTERNAL and doc["error"]["key"] == "error.internal" and doc["error"]["log"]
 
 
-def test_hints_come_one_at_a_time_in_order(root):
+def test_unknown_id_suggests_close_ids_in_korean_too(root, capsys):
+    _, _, err = invoke(capsys, "--lang", "ko", "run", "p17")
+    assert "p18" in err and "퍼즐은 없습니다" in err
+
+
+def test_hints_come_one_at_a_time_in_order(root, capsys):
     from workbook import catalog
 
     hints = catalog.load("p18").hints
-    first = invoke("hint", "p18")
-    assert "1/5" in first.output or "1 of 5" in first.output
-    assert hints[0]["en"].split()[0] in first.output
-    second = invoke("hint", "p18")
-    assert "2 of 5" in second.output
-    everything = invoke("hint", "p18", "--all")
-    assert "5 of 5" in everything.output
+    n = len(hints)
+    _, first, _ = invoke(capsys, "hint", "p18")
+    assert f"Hint 1 of {n}" in first and hints[0]["en"].split()[0] in first
+    _, second, _ = invoke(capsys, "hint", "p18")
+    assert f"Hint 2 of {n}" in second
+    _, everything, _ = invoke(capsys, "hint", "p18", "--all")
+    assert f"Hint {n} of {n}" in everything
 
 
-def test_reveal_asks_and_never_changes_files_without_apply(root):
+def test_reveal_asks_and_never_changes_files_without_apply(root, capsys):
     learner = root / "puzzles/p18/op/softmax.mojo"
     before = learner.read_text()
-    refused = invoke("reveal", "p18")  # no terminal: the answer is no
-    assert "block_max = shared[0][0]" not in refused.output
-    shown = invoke("reveal", "p18", "--yes")
-    assert shown.exit_code == 0
-    assert "block_max = shared[0][0]" in shown.output
-    assert "#|" not in shown.output  # the placeholders are for skeletons only
+    _, refused, _ = invoke(capsys, "reveal", "p18")  # no terminal: the answer is no
+    assert "block_max = shared[0][0]" not in refused
+    code, shown, _ = invoke(capsys, "reveal", "p18", "--yes")
+    assert code == 0 and "block_max = shared[0][0]" in shown and "#|" not in shown
     assert learner.read_text() == before
 
 
-def test_reveal_apply_keeps_a_backup(root):
+def test_reveal_apply_keeps_a_backup(root, capsys):
     learner = root / "puzzles/p18/op/softmax.mojo"
     learner.write_text(learner.read_text() + "\n# my notes\n")
-    result = invoke("reveal", "p18", "--yes", "--apply")
-    assert result.exit_code == 0
-    assert "block_max = shared[0][0]" in learner.read_text()
-    backups = list((root / ".workbook/backups").glob("*-p18-reveal-apply/op/softmax.mojo"))
-    assert len(backups) == 1 and "# my notes" in backups[0].read_text()
+    code, _, _ = invoke(capsys, "reveal", "p18", "--yes", "--apply")
+    assert code == 0 and "block_max = shared[0][0]" in learner.read_text()
+    saved = list((root / ".workbook/backups").glob("*-p18-reveal-apply/op/softmax.mojo"))
+    assert len(saved) == 1 and "# my notes" in saved[0].read_text()
 
 
-def test_reset_restores_the_skeleton_and_backups_can_undo_it(root):
+def test_reset_restores_the_skeleton_and_backups_can_undo_it(root, capsys):
     learner = root / "puzzles/p18/op/softmax.mojo"
     skeleton = learner.read_text()
     learner.write_text(skeleton + "\n# half done\n")
-    assert invoke("reset", "p18", "--yes").exit_code == 0
+    assert invoke(capsys, "reset", "p18", "--yes")[0] == 0
     assert learner.read_text() == skeleton
-    listed = invoke("backups", "p18")
-    assert "reset" in listed.output
+    assert "reset" in invoke(capsys, "backups", "p18")[1]
     from workbook.backups import all_backups
 
     (made,) = all_backups("p18")
-    assert invoke("restore", made.id[:17]).exit_code == 0  # a unique prefix is enough
+    assert invoke(capsys, "restore", made.id[:17])[0] == 0  # a unique prefix is enough
     assert learner.read_text().endswith("# half done\n")
 
 
-def test_doctor_reports_toolchain_and_gpu(root):
-    result = invoke("doctor")
-    assert "mojo" in result.output and "1.2.0" in result.output
-    assert "GPU" in result.output
-    assert result.exit_code in (exitcodes.OK, exitcodes.TOOLCHAIN)
+def test_a_deleted_learner_file_is_bad_input_and_reset_brings_it_back(root, capsys):
+    learner = root / "puzzles/p18/op/softmax.mojo"
+    learner.unlink()
+    code, _, err = invoke(capsys, "run", "p18")
+    assert code == exitcodes.BAD_INPUT and "workbook reset p18" in " ".join(err.split())
+    assert invoke(capsys, "check", "p18")[0] == exitcodes.BAD_INPUT
+    assert invoke(capsys, "reset", "p18", "--yes")[0] == 0 and learner.exists()
+
+
+def test_doctor_reports_toolchain_gpu_and_simulator(root, capsys):
+    code, out, _ = invoke(capsys, "doctor")
+    assert "mojo" in out and "1.2.0" in out and "GPU" in out and "simulator" in out
+    assert code in (exitcodes.OK, exitcodes.TOOLCHAIN)
 
 
 def test_korean_help_text():
     env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_LANG", "LANG", "LC_ALL")}
     out = subprocess.run([sys.executable, "-m", "workbook", "--lang", "ko", "--help"],
-                         capture_output=True, text=True, env={**env, "COLUMNS": "100"})
+                         capture_output=True, text=True, env={**env, "COLUMNS": "100"}, cwd=REPO)
     assert "퍼즐" in out.stdout
 
 
-def test_author_verify_passes_on_a_clean_checkout(root):
-    assert invoke("author", "verify").exit_code == 0
+def test_author_verify_passes_on_a_clean_checkout(root, capsys):
+    code, out, _ = invoke(capsys, "author", "verify", "p01", "p18")
+    assert code == 0, out
 
 
-@pytest.mark.slow
-def test_check_json_shape_for_the_solutions(root):
-    result = invoke("check", "p18", "p27", "--solutions", "--json", "--seed", "1")
-    doc = json.loads(result.output)
-    assert result.exit_code == 0, result.output
-    assert doc["summary"]["total"] == 2
-    p18, p27 = doc["puzzles"]
-    assert p18["id"] == "p18" and p18["status"] == "pass"
-    assert p18["devices"]["cpu"]["status"] == "pass"
-    assert isinstance(p18["devices"]["cpu"]["max_abs_error"], float)
-    if not has_gpu():
-        assert p18["devices"]["gpu"]["status"] == "compiled"
-        assert p27["status"] == "compiled"
-        assert p27["devices"]["gpu"]["reason"]
-
-
-@pytest.mark.slow
-def test_check_skeletons_fails_with_not_started(root):
-    result = invoke("check", "--all", "--json")
-    doc = json.loads(result.output)
-    assert result.exit_code == exitcodes.FAILED
+def test_check_all_on_untouched_skeletons_is_not_started(root, capsys):
+    code, out, _ = invoke(capsys, "check", "--all", "--json")
+    doc = json.loads(out)
+    assert code == exitcodes.FAILED
     assert {p["status"] for p in doc["puzzles"]} == {"not_started"}
-    assert doc["summary"]["passed"] == 0
     for p in doc["puzzles"]:
-        for device in p["devices"].values():
-            assert device["status"] == "not_run" and device["reason"]
+        for part in p["parts"]:
+            for device in part["kernels"].values():
+                assert device["status"] == "not_run" and device["reason"] == "the skeleton is untouched"
+
+
+def test_views_fit_in_80_columns(root, monkeypatch):
+    """Every line of `list`, `check` and the run report fits 80 columns, titles on one line."""
+    from rich.console import Console
+
+    from workbook import report
+    from workbook.commands import list_
+    from workbook.commands.common import Context
+    from workbook.results import DeviceResult, PartResult, PuzzleResult, Status
+
+    console = Console(width=80, record=True, force_terminal=False)
+    list_.main(Context(out=console))
+    results = [PuzzleResult(p, "A very long title that would wrap over several lines of a narrow table", s)
+               for p, s in (("p01", Status.PASS), ("p18", Status.COMPILE_ERROR))]
+    for r in results:
+        r.parts.append(PartResult("x", r.status, {"cpu": DeviceResult("cpu", Status.PASS),
+                                                  "sim": DeviceResult("sim", Status.FAIL),
+                                                  "gpu": DeviceResult("gpu", Status.COMPILED)}, 0, 0))
+    console.print(report.summary_table(results, {}))
+    text = console.export_text()
+    assert max(cell_len(line) for line in text.splitlines()) <= 80
+    assert sum("A very long title" in line for line in text.splitlines()) == 2  # one line each
 
 
 @pytest.mark.slow
-def test_run_reports_a_wrong_kernel_with_an_error_map(root):
-    import shutil
-
-    shutil.copy(root / "solutions/p18/softmax_graph.py", root / "puzzles/p18/softmax_graph.py")
-    put_wrong(root, "p18", "skips_last")
-    result = invoke("run", "p18", "--seed", "3")
-    assert result.exit_code == exitcodes.FAILED
-    assert "■" in result.output  # the error map
-    assert "NaN" in result.output
-    state = json.loads((root / ".workbook/state.json").read_text())
-    assert state["puzzles"]["p18"]["status"] == "fail"
+def test_check_json_shape_and_one_part(root, capsys):
+    code, out, _ = invoke(capsys, "check", "p01", "p27.broadcast", "--solutions", "--json", "--seed", "1")
+    doc = json.loads(out)
+    assert code == 0, out
+    p01, p27 = doc["puzzles"]
+    assert p01["id"] == "p01" and p01["status"] == "pass"
+    assert [part["id"] for part in p27["parts"]] == ["broadcast"]  # the part named in the id, only
+    if not has_gpu():
+        assert p01["devices"] == {"sim": "pass", "gpu": "compiled"}
+        assert p01["parts"][0]["kernels"]["sim"]["cases"]
+        assert p27["status"] == "compiled" and p27["parts"][0]["kernels"]["gpu"]["reason"]
 
 
 @pytest.mark.slow
-def test_run_json_and_progress_after_a_pass(root):
-    from conftest import put_solution
+def test_run_reports_a_wrong_kernel_with_an_error_map_and_who_wrote_what(root, capsys):
+    put_wrong(root, "p01", "writes_next")
+    code, out, _ = invoke(capsys, "run", "p01", "--seed", "3", "--device", "sim")
+    assert code == exitcodes.FAILED
+    assert "■" in out and "NaN" in out and "Who wrote each element" in out
+    assert "wrote output[4], outside its 4 elements" in " ".join(out.split())
+    from workbook import state
 
-    put_solution(root, "p18")
-    result = invoke("run", "p18", "--json", "--seed", "2")
-    assert result.exit_code == 0
-    doc = json.loads(result.output)
-    assert doc["status"] == "pass" and doc["parts"][0]["devices"]["cpu"]["cases"]
-    listing = invoke("list")
-    assert "p18" in listing.output
-    expected = "✔ done" if has_gpu() else "◐ passed on the CPU"
-    assert expected in listing.output
-    # With p18 passed, `run` with no id goes on to the next pending puzzle.
-    nxt = invoke("run", "--json")
-    assert json.loads(nxt.output)["id"] != "p18"
+    assert state.load().of("p01").last_run is None  # a run limited to one device is no verdict on the puzzle
 
 
-def test_a_deleted_learner_file_is_bad_input_and_reset_brings_it_back(root):
-    learner = root / "puzzles/p18/op/softmax.mojo"
-    learner.unlink()
-    result = invoke("run", "p18")
-    assert result.exit_code == exitcodes.BAD_INPUT
-    assert "workbook reset p18" in result.output
-    assert invoke("check", "p18").exit_code == exitcodes.BAD_INPUT
-    assert invoke("reset", "p18", "--yes").exit_code == 0
-    assert learner.exists()
+@pytest.mark.slow
+def test_run_records_progress_and_run_goes_on_to_the_next(root, capsys):
+    put_solution(root, "p01")
+    code, out, _ = invoke(capsys, "run", "p01", "--json", "--seed", "2")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["status"] == "pass" and doc["schema"] == exitcodes.JSON_SCHEMA
+    _, listing, _ = invoke(capsys, "list")
+    assert ("✔ done" if has_gpu() else "◐ passed on the simulator") in listing
+    code, nxt, _ = invoke(capsys, "run", "--json", "--quick")
+    assert json.loads(nxt)["id"] != "p01"

@@ -7,7 +7,7 @@ import numpy as np
 from workbook.catalog import Part
 from workbook.compare import check_case, check_output
 
-PART = Part("p", {"en": "p"}, ("cpu",), "g.py:load", ("x",), ("y",), atol=1e-6, rtol=1e-5)
+PART = Part("p", {"en": "p"}, ("cpu",), ("x",), ("y",), atol=1e-6, rtol=1e-5, tolerance="a test")
 
 
 def test_within_tolerance_passes_and_reports_errors():
@@ -76,3 +76,12 @@ def test_repeats_of_atomic_sums_may_differ_in_the_last_bits_but_not_beyond_toler
     assert reordered.passed and not reordered.nondeterministic
     lost_adds = check_case(case, part, [[np.ones(8)], [np.full(8, 0.5)]], exp, None)
     assert lost_adds.nondeterministic and not lost_adds.passed
+
+
+def test_the_simulators_two_orders_that_differ_are_a_missing_barrier_not_a_gpu_race():
+    case = {"name": "c", "params": {}, "inputs": {}}
+    exp = {"y": np.ones(8)}
+    forward_nan = np.ones(8)
+    forward_nan[3] = np.nan
+    result = check_case(case, PART, [[forward_nan], [np.ones(8)]], exp, None, orders=True)
+    assert result.order_dependent and not result.nondeterministic and not result.passed

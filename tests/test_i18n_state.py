@@ -13,7 +13,6 @@ from rich.table import Table
 from workbook import backups, catalog, i18n, state
 
 PACKAGE = Path(i18n.__file__).parent
-DYNAMIC = {"status.": "status", "device.": "device", "report.map.": "map", "backups.reason.": "reason"}
 
 
 def test_english_and_korean_have_the_same_messages():
@@ -24,21 +23,36 @@ def test_english_and_korean_have_the_same_messages():
 
 
 def test_every_message_the_code_uses_exists():
+    """Every key written in the code (t, msg, Msg, explain, errors, reasons) is in the catalog;
+    keys built from a prefix (status., device., progress.) have an entry for every value."""
+    keys = set(i18n.catalog("en"))
+    pattern = re.compile(r"[\"']((?:" + "|".join(sorted({k.split(".")[0] for k in keys})) + r")\.[a-z_.0-9-]+)[\"']")
     used = set()
     for path in PACKAGE.rglob("*.py"):
-        text = path.read_text()
-        used |= set(re.findall(r"\bt\(\s*[\"']([a-z_.\-]+)[\"']", text))
-        used |= set(re.findall(r"explain(?:ed)?\((?:[^,()]+(?:\([^()]*\))?,\s*)?[\"']([a-z_.]+)[\"']", text))
-    assert "reason.race" in used and "reason.no_gpu" in used  # the patterns find reasons too
+        used |= {k for k in pattern.findall(path.read_text()) if not k.endswith((".json", ".toml", ".md", ".py", ".txt"))}
+    assert {"reason.race", "reason.no_gpu", "finding.divergent_barrier", "catalog.unknown_puzzle"} <= used
     for key in used:
         if key.endswith((".", "_")):
-            assert any(k.startswith(key) for k in i18n.catalog("en")), key
+            assert any(k.startswith(key) for k in keys), key
         else:
-            assert key in i18n.catalog("en"), key
+            assert key in keys, key
     from workbook.results import Status
+    from workbook.state import Progress
 
     for status in Status:
-        assert f"status.{status.value}" in i18n.catalog("en")
+        assert f"status.{status.value}" in keys
+    for progress in Progress:
+        assert f"progress.{progress.value}" in keys
+    for device in ("cpu", "gpu", "sim"):
+        assert f"device.{device}" in keys and f"device_short.{device}" in keys
+
+
+def test_a_message_renders_in_both_languages_with_nested_messages():
+    inner = i18n.msg("sim.thread_in_block", t="3", b="1")
+    outer = i18n.msg("finding.sim_out_of_bounds", who=inner, buffer="output", index=9, size=9)
+    assert outer.text("en") == "thread 3 of block 1 wrote output[9], outside its 9 elements"
+    assert "블록 1의 스레드 3" in outer.text("ko")
+    assert str(outer) == outer.text("en")
 
 
 def test_every_puzzle_text_title_and_hint_exists_in_both_languages(root):
@@ -80,22 +94,43 @@ def test_korean_lines_up_in_tables():
     assert len(widths) == 1
 
 
+@pytest.mark.parametrize("status,devices,progress", [
+    ("pass", {"cpu": "pass", "gpu": "pass"}, state.Progress.DONE),
+    ("pass", {"gpu": "compiled", "sim": "pass"}, state.Progress.PASSED_SIM),
+    ("pass", {"cpu": "pass", "gpu": "compiled", "sim": "not_run"}, state.Progress.PASSED_CPU),
+    ("compiled", {"gpu": "compiled", "sim": "not_run"}, state.Progress.COMPILED),
+    ("fail", {"gpu": "compiled", "sim": "fail"}, state.Progress.FAILED),
+    ("not_started", {"gpu": "not_run"}, state.Progress.NOT_STARTED),
+])
+def test_progress_is_one_type_derived_in_one_place(root, status, devices, progress):
+    state.remember("p18", status, devices)
+    assert state.load().of("p18").progress == progress
+    assert state.State().of("p01").progress == state.Progress.NOT_STARTED
+
+
+def test_next_pending_follows_the_course_and_wraps_around(root):
+    puzzles = catalog.all_puzzles()
+    ids = [p.id for p in puzzles]
+    state.remember(ids[0], "pass", {"gpu": "compiled", "sim": "pass"})
+    current = state.load()
+    assert current.next_pending(puzzles).id == ids[1]
+    assert current.next_pending(puzzles, after=ids[-1]).id == ids[1]  # wraps, skips the finished one
+    assert current.next_pending(puzzles, after=ids[1]).id == ids[2]  # never the one being watched
+
+
 def test_state_round_trip(root):
-    s = state.load()
-    state.record(s, "p18", "pass", {"cpu": "pass", "gpu": "compiled"})
-    s.of("p18").hints_shown = 2
-    state.save(s)
+    state.remember("p18", "pass", {"cpu": "pass", "gpu": "compiled"})
+    state.count_hint("p18", 2)
     again = state.load()
-    assert again.of("p18").status == "pass" and again.of("p18").hints_shown == 2
-    assert again.of("p18").done_on_cpu_only and not again.of("p18").done
+    assert again.of("p18").status == "pass" and again.of("p18").hints_shown == 2 and again.of("p18").passed_at
 
 
 def test_corrupt_state_is_reported_and_rebuilt(root):
-    state.state_dir().mkdir(parents=True, exist_ok=True)
+    state.state_file().parent.mkdir(parents=True, exist_ok=True)
     state.state_file().write_text("{not json")
     s = state.load()
     assert s.warning and s.puzzles == {}
-    assert list(state.state_dir().glob("state.corrupt-*.json"))  # kept for inspection
+    assert list(state.state_file().parent.glob("state.corrupt-*.json"))  # kept for inspection
     state.save(s)
     assert state.load().warning == ""
 

@@ -1,5 +1,5 @@
 """The compute-sanitizer parser, on output recorded from the real tool on an H100
-(tests/data/sanitizer/), and the sanitizer run on a real GPU where there is one."""
+(tests/data/sanitizer/), its policy, and the sanitizer run on a real GPU where there is one."""
 
 from __future__ import annotations
 
@@ -19,11 +19,24 @@ def test_racecheck_of_a_missing_barrier_names_the_kernel_and_file():
     findings = sanitizer.parse("racecheck", (DATA / "racecheck_missing_barrier.log").read_text(), LEARNER)
     assert len(findings) == 1
     (race,) = findings
-    assert race.kind == "RAW hazard on shared memory: a read raced a write"
+    assert race.kind == "race_shared" and race.message.key == "finding.race_raw"
     assert race.kernel == "softmax_gpu_kernel"
     assert race.file == "puzzles/p18/op/softmax.mojo"
     assert race.count == 2
     assert race.detail == "Write Thread (32,0,0); Read Thread (0,0,0)"
+
+
+def test_a_warp_level_warning_is_a_race_like_an_error():
+    """Threads of one warp are not in lockstep since Volta: racecheck's warning is a real race."""
+    log = (DATA / "racecheck_warp_warning.log").read_text()
+    (race,) = sanitizer.parse("racecheck", log, LEARNER)
+    assert race.kind == "race_shared" and race.kernel == "softmax_gpu_kernel" and race.count == 2
+
+
+def test_a_summary_that_counts_problems_never_passes_unread():
+    log = "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 3 hazards displayed (0 errors, 3 warnings)\n"
+    (found,) = sanitizer.parse("racecheck", log, LEARNER)
+    assert found.kind == "unparsed" and found.message.values["n"] == 3
 
 
 def test_clean_logs_have_no_findings():
@@ -35,17 +48,17 @@ def test_memcheck_out_of_bounds_write_with_line_numbers():
     """A CUDA C++ kernel built with -lineinfo: memcheck gives the file and line."""
     log = (DATA / "memcheck_out_of_bounds.log").read_text()
     (finding,) = sanitizer.parse("memcheck", log, {"oob.cu": "oob.cu"})
-    assert finding.kind == "Invalid __global__ write of size 4 bytes"
+    assert finding.kind == "invalid_access"
+    assert finding.message.values["what"] == "Invalid __global__ write of size 4 bytes"
     assert (finding.kernel, finding.file, finding.line) == ("write_past_end", "oob.cu", 4)
     assert finding.detail == "by thread (128,0,0) in block (0,0,0)"
 
 
 def test_memcheck_of_p18_writing_past_the_end():
-    """The Mojo kernel, recorded with MAX's memory pool off: the write past the end is
-    found; the failed CUDA calls that follow it are echoes and are dropped."""
+    """The failed CUDA calls that follow the bad write are its echoes and are dropped."""
     log = (DATA / "memcheck_mojo_past_end.log").read_text()
     (finding,) = sanitizer.parse("memcheck", log, LEARNER)
-    assert finding.kind == "Invalid __global__ write of size 4 bytes"
+    assert finding.kind == "invalid_access"
     assert (finding.kernel, finding.file) == ("softmax_gpu_kernel", "puzzles/p18/op/softmax.mojo")
     assert "by thread (127,0,0)" in finding.detail
 
@@ -61,17 +74,16 @@ def test_kernel_names_map_to_the_learners_module():
     assert sanitizer._kernel_name("other_kernel+0x10", LEARNER) == ("other_kernel", "")
 
 
-def test_without_a_gpu_the_sanitizer_says_why(root, monkeypatch):
-    monkeypatch.setenv("WORKBOOK_NO_GPU", "1")
-    from workbook import toolchain
-
-    toolchain.gpu.cache_clear()
-    put_solution(root, "p27")
-    result = engine.check_puzzle(catalog.load("p27"), engine.Options(part="sum", sanitize="all", seed=1))
-    gpu = result.parts[0].devices["gpu"]
-    assert gpu.status == Status.COMPILED
-    assert gpu.sanitizer is None and "needs a GPU" in gpu.sanitizer_note
-    toolchain.gpu.cache_clear()
+def test_the_policy(monkeypatch):
+    monkeypatch.setattr(sanitizer, "locate", lambda: Path("/cuda/bin/compute-sanitizer"))
+    assert sanitizer.choose("off", True, False) == ((), None)
+    assert sanitizer.choose("auto", True, False)[0] == ("racecheck",)
+    assert sanitizer.choose("auto", True, True)[1].key == "sanitizer.clean_before"
+    assert sanitizer.choose("all", True, True)[0] == sanitizer.TOOLS
+    assert sanitizer.choose("all", False, False)[1].key == "sanitizer.needs_gpu"
+    assert sanitizer.choose("auto", False, False) == ((), None)
+    monkeypatch.setattr(sanitizer, "locate", lambda: None)
+    assert sanitizer.choose("auto", True, False)[1].key == "sanitizer.missing"
 
 
 def _check_sanitized(root, variant: str | None):
@@ -84,16 +96,16 @@ def _check_sanitized(root, variant: str | None):
 @pytest.mark.gpu
 @pytest.mark.skipif(sanitizer.locate() is None, reason="needs compute-sanitizer")
 def test_sanitizer_reports_a_missing_barrier_and_passes_the_solution(root):
-    clean = _check_sanitized(root, None).parts[0].devices["gpu"]
-    assert clean.status == Status.PASS and clean.sanitizer == []
-    racy = _check_sanitized(root, "missing_barrier").parts[0].devices["gpu"]
+    clean = _check_sanitized(root, None).parts[0].kernels["gpu"]
+    assert clean.status == Status.PASS and clean.findings == []
+    racy = _check_sanitized(root, "missing_barrier").parts[0].kernels["gpu"]
     assert racy.status == Status.FAIL
-    assert any(f.tool == "racecheck" and f.kernel == "softmax_gpu_kernel" for f in racy.sanitizer)
+    assert any(f.tool == "racecheck" and f.kind == "race_shared" for f in racy.findings)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(sanitizer.locate() is None, reason="needs compute-sanitizer")
 def test_sanitizer_reports_a_write_past_the_end(root):
-    past_end = _check_sanitized(root, "writes_past_end").parts[0].devices["gpu"]
+    past_end = _check_sanitized(root, "writes_past_end").parts[0].kernels["gpu"]
     assert past_end.status == Status.FAIL
-    assert any(f.tool == "memcheck" and f.kind.startswith("Invalid __global__ write") for f in past_end.sanitizer)
+    assert any(f.tool == "memcheck" and f.kind == "invalid_access" for f in past_end.findings)

@@ -1,7 +1,8 @@
-"""Watch mode: runs at start, re-runs on a real change only, cancels a stale run, leaves no processes.
+"""Watch mode: runs at start, re-runs on a real change only, cancels a stale run, shows the
+first stage first, and leaves no processes.
 
-The Watcher runs in a thread with a fake key source; slow runs are injected commands (no MAX compile).
-"""
+The Watcher runs in a thread with a fake key source. Most tests give it a stand-in for the
+engine (`check=`) that starts real child processes through the same owner the engine uses."""
 
 from __future__ import annotations
 
@@ -14,16 +15,14 @@ import time
 import psutil
 from rich.console import Console
 
+from workbook import engine, i18n, state
+from workbook.results import PartResult, PuzzleResult, Status
 from workbook.watch import Watcher
 
-SLOW = "import time; time.sleep(30)"
-# A run that starts a grandchild in a session of its own (as the device workers do), writes its pid, and waits.
-SLOW_TREE = (
-    "import subprocess, sys, time\n"
-    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'], start_new_session=True)\n"
-    "open(sys.argv[1], 'a').write(f'{child.pid}\\n')\n"
-    "time.sleep(30)\n"
-)
+GRANDCHILD = ("import subprocess, sys, time\n"
+              "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+              "open(sys.argv[1], 'a').write(f'{g.pid}\\n')\n"
+              "time.sleep(60)\n")
 
 
 class Keys:
@@ -42,21 +41,42 @@ class Keys:
             return None
 
 
-def wait_for(condition, timeout: float = 20.0) -> None:
+def wait_for(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.02)
 
 
+def result_of(puzzle, status: Status = Status.FAIL) -> PuzzleResult:
+    result = PuzzleResult(puzzle.id, puzzle.title["en"], status)
+    result.parts.append(PartResult(puzzle.parts[0].id, status, {}, 0.0, 0.0))
+    return result
+
+
+class Fake:
+    """A stand-in for engine.check_puzzle: counts its calls, may start a real child and wait."""
+
+    def __init__(self, status: Status = Status.FAIL, child: list[str] | None = None):
+        self.status, self.child, self.calls = status, child, []
+
+    def __call__(self, puzzle, options, events=None, children=None):
+        self.calls.append(puzzle.id)
+        if self.child:
+            outcome = children.wait(children.start(self.child), 120)
+            if outcome.cancelled:
+                raise engine.Cancelled()
+        return result_of(puzzle, self.status)
+
+
 class Session:
     """A Watcher running in a thread, its console captured."""
 
-    def __init__(self, puzzle_id: str | None, command=None):
+    def __init__(self, puzzle_id: str | None, check=engine.check_puzzle):
         self.keys = Keys()
         self.buffer = io.StringIO()
         self.out = Console(file=self.buffer, width=100, force_terminal=False, highlight=False)
-        self.watcher = Watcher(puzzle_id, self.keys, self.out, command=command, poll=0.05)
+        self.watcher = Watcher(puzzle_id, self.keys, self.out, check=check, poll=0.05)
         self.thread = threading.Thread(target=self.watcher.run, daemon=True)
         self.thread.start()
 
@@ -64,17 +84,13 @@ class Session:
     def text(self) -> str:
         return self.buffer.getvalue()
 
-    def finished_runs(self) -> int:
-        return sum(1 for r in self.watcher.runs if r.returncode is not None)
+    def finished(self) -> int:
+        return sum(1 for r in self.watcher.runs if r.result is not None)
 
     def quit(self) -> None:
         self.keys.press("q")
-        self.thread.join(timeout=20)
+        self.thread.join(timeout=30)
         assert not self.thread.is_alive()
-
-
-def quick(target: str) -> list[str]:
-    return [sys.executable, "-c", f"print('ran {target}')"]
 
 
 def no_children_left() -> None:
@@ -82,160 +98,141 @@ def no_children_left() -> None:
     assert left == [], left
 
 
-def assert_dead(pid: int) -> None:
-    if psutil.pid_exists(pid):
-        try:
-            assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, pid
-        except psutil.NoSuchProcess:
-            pass
+def dead(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
-def test_runs_once_at_start_and_redraws_the_report(root):
-    session = Session("p18")  # the real `workbook run`: the untouched skeleton is "not started", no compile
-    wait_for(lambda: session.finished_runs() == 1)
-    time.sleep(0.3)
-    assert len(session.watcher.runs) == 1
-    run = session.watcher.runs[0]
-    assert run.target == "p18" and run.returncode == 1
-    assert "not started" in run.text and "workbook show p18" in run.text
-    assert "not started" in session.text
+def test_runs_once_at_start_and_draws_the_report(root):
+    session = Session("p18")  # the real engine: the untouched skeleton is "not started", nothing compiles
+    wait_for(lambda: session.finished() == 1)
+    assert session.watcher.runs[0].result.status == Status.NOT_STARTED, session.text
+    assert "not started" in session.text and "workbook show p18" in " ".join(session.text.split())
     assert "h hint" in session.text and "q quit" in session.text
     session.keys.press("h")
-    wait_for(lambda: "Hint 1 of 5" in session.text)
+    wait_for(lambda: "Hint 1 of" in session.text)
     session.quit()
     assert "Stopped watching" in session.text
     no_children_left()
 
 
 def test_a_change_runs_again_once_and_an_identical_save_does_not(root):
-    learner = root / "puzzles/p18/op/softmax.mojo"
-    session = Session("p18", command=quick)
-    wait_for(lambda: session.finished_runs() == 1)
+    learner = root / "puzzles/p01/map.mojo"
+    fake = Fake()
+    session = Session("p01", check=fake)
+    wait_for(lambda: session.finished() == 1)
     learner.write_text(learner.read_text() + "\n# my change\n")
-    wait_for(lambda: session.finished_runs() == 2)
-    time.sleep(0.5)
-    assert len(session.watcher.runs) == 2
+    wait_for(lambda: session.finished() == 2)
     learner.write_text(learner.read_text())  # saved again, nothing changed
     learner.touch()
-    time.sleep(0.6)
-    assert len(session.watcher.runs) == 2
+    time.sleep(0.5)
+    assert len(fake.calls) == 2
     session.keys.press("r")  # asked for: runs even though nothing changed
-    wait_for(lambda: session.finished_runs() == 3)
+    wait_for(lambda: session.finished() == 3)
     session.quit()
-    assert "ran p18" in session.text
-    no_children_left()
 
 
-def test_a_change_during_a_run_cancels_it_and_quit_kills_the_whole_tree(root, tmp_path):
+def test_a_change_during_a_run_cancels_it_and_quitting_kills_the_whole_tree(root, tmp_path):
     pids = tmp_path / "grandchildren"
-    learner = root / "puzzles/p18/op/softmax.mojo"
-    session = Session("p18", command=lambda target: [sys.executable, "-c", SLOW_TREE, str(pids)])
+    learner = root / "puzzles/p01/map.mojo"
+    session = Session("p01", check=Fake(child=[sys.executable, "-c", GRANDCHILD, str(pids)]))
     wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 1)
     first = session.watcher.runs[0]
     learner.write_text(learner.read_text() + "\n# first edit\n")
     wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)
-    assert first.cancelled and first.returncode is not None and first.returncode < 0
-    grandchild = int(pids.read_text().split()[0])
-    assert_dead(grandchild)
-    assert len(session.watcher.runs) == 2
-    second = session.watcher.runs[1]
-    assert second.proc.poll() is None and not second.cancelled
+    assert first.cancelled and first.result is None
+    wait_for(lambda: dead(int(pids.read_text().split()[0])), 10)
     assert "the run in progress was stopped" in session.text
     session.quit()
-    assert second.returncode is not None and second.returncode < 0
     for pid in pids.read_text().split():
-        assert_dead(int(pid))
+        wait_for(lambda pid=pid: dead(int(pid)), 10)
     no_children_left()
+
+
+def test_the_first_stage_is_shown_before_the_graph(root):
+    release = threading.Event()
+
+    def staged(puzzle, options, events=None, children=None):
+        first = result_of(puzzle, Status.PASS)
+        events(engine.Event("", "stage", i18n.msg("phase.kernels_done"), result=first))
+        release.wait(30)
+        return result_of(puzzle, Status.PASS)
+
+    session = Session("p18", check=staged)
+    wait_for(lambda: "now your op through a MAX graph" in session.text)
+    assert session.finished() == 0
+    release.set()
+    wait_for(lambda: session.finished() == 1)
+    session.quit()
 
 
 def test_next_switches_to_the_next_pending_puzzle(root):
-    session = Session("p18", command=quick)
-    wait_for(lambda: session.finished_runs() == 1)
+    fake = Fake()
+    session = Session("p18", check=fake)
+    wait_for(lambda: session.finished() == 1)
     session.keys.press("n")
-    wait_for(lambda: session.finished_runs() == 2)
-    switched = session.watcher.runs[1].target
-    assert switched != "p18" and "Now watching " + switched in session.text
+    wait_for(lambda: session.finished() == 2)
+    assert fake.calls[1] != "p18" and f"Now watching {fake.calls[1]}" in session.text
     session.quit()
-    no_children_left()
 
 
-def test_a_pass_says_so_and_offers_the_next_puzzle(root):
-    from workbook import state
-
-    def passing(target: str) -> list[str]:  # a run that records a pass, as `workbook run` does
-        code = ("from workbook import state; s = state.load(); "
-                f"state.record(s, {target!r}, 'pass', {{'cpu': 'pass'}}); state.save(s)")
-        return [sys.executable, "-c", code]
-
-    session = Session(None, command=passing)
-    wait_for(lambda: session.finished_runs() == 1)
+def test_a_pass_is_remembered_says_so_and_offers_the_next_puzzle(root):
+    session = Session(None, check=Fake(Status.PASS))
+    wait_for(lambda: session.finished() == 1)
     wait_for(lambda: "passed!" in session.text)
-    assert state.load().of(session.watcher.runs[0].target).status == "pass"
-    assert "Press n" in session.text
+    first = session.watcher.runs[0].target
+    assert state.load().of(first).status == "pass" and "Press n" in session.text
     session.quit()
-    no_children_left()
 
 
 def test_the_keys_line_is_translated(root):
-    from workbook import i18n
-
     i18n.set_language("ko")
-    session = Session("p18", command=quick)
-    wait_for(lambda: session.finished_runs() == 1)
+    session = Session("p01", check=Fake())
     wait_for(lambda: "h 힌트" in session.text)
     session.quit()
-    assert "지켜보기를 마쳤습니다" in session.text
+    assert "지켜보기를 멈췄습니다" in session.text
 
 
-def test_a_stop_condition_ends_the_watch(root):
+def test_a_stop_condition_ends_the_watch_and_its_run(root, tmp_path):
     stop = threading.Event()
-    keys = Keys()
+    pids = tmp_path / "grandchildren"
     out = Console(file=io.StringIO(), width=100, force_terminal=False)
-    watcher = Watcher("p18", keys, out, stop=stop.is_set, command=lambda target: [sys.executable, "-c", SLOW],
-                      poll=0.05)
+    watcher = Watcher("p01", Keys(), out, stop=stop.is_set, poll=0.05,
+                      check=Fake(child=[sys.executable, "-c", GRANDCHILD, str(pids)]))
     thread = threading.Thread(target=watcher.run, daemon=True)
     thread.start()
-    wait_for(lambda: len(watcher.runs) == 1)
+    wait_for(lambda: pids.exists())
     stop.set()
-    thread.join(timeout=20)
-    assert not thread.is_alive()
-    assert watcher.runs[0].cancelled
+    thread.join(timeout=30)
+    assert not thread.is_alive() and watcher.runs[0].cancelled
+    wait_for(lambda: dead(int(pids.read_text().split()[0])), 10)
     no_children_left()
 
 
 def test_a_hint_shown_during_a_run_is_not_forgotten_when_it_ends(root):
-    from workbook import state
+    release = threading.Event()
 
-    def slow_run(target: str) -> list[str]:  # like `workbook run`: works a while, then records its verdict
-        code = ("import time; from workbook import state; time.sleep(1.0); "
-                f"state.remember({target!r}, 'fail', {{'cpu': 'fail'}})")
-        return [sys.executable, "-c", code]
+    def slow(puzzle, options, events=None, children=None):
+        release.wait(30)
+        return result_of(puzzle)
 
-    session = Session("p18", command=slow_run)
+    session = Session("p18", check=slow)
     wait_for(lambda: len(session.watcher.runs) == 1)
-    time.sleep(0.3)
     session.keys.press("h")
-    wait_for(lambda: "Hint 1 of 5" in session.text)
-    wait_for(lambda: session.finished_runs() == 1)
+    wait_for(lambda: "Hint 1 of" in session.text)
+    release.set()
+    wait_for(lambda: session.finished() == 1)
     assert state.load().of("p18").hints_shown == 1
-    session.keys.press("h")
-    wait_for(lambda: "Hint 2 of 5" in session.text)
     session.quit()
 
 
 def test_watch_command_rejects_an_unknown_id(root):
-    from typer.testing import CliRunner
+    from workbook.cli import main
 
-    from workbook.cli import app
+    import pytest
 
-    result = CliRunner().invoke(app, ["watch", "p19"])
-    assert result.exit_code == 2 and "p18" in result.output
-
-
-def test_watch_help_is_there():
-    from typer.testing import CliRunner
-
-    from workbook.cli import app
-
-    result = CliRunner().invoke(app, ["watch", "--help"])
-    assert result.exit_code == 0 and "save" in result.output
+    with pytest.raises(SystemExit) as exited:
+        main(["watch", "p19"])
+    assert exited.value.code == 2

@@ -72,8 +72,12 @@ def _chosen(puzzle: Puzzle, solutions: bool, names: list[str]) -> dict[str, Path
     return chosen
 
 
+# Part of every key: bump it when what a build folder holds changes shape.
+LAYOUT = "2"
+
+
 def _digest(files: dict[str, Path], *extra: str) -> str:
-    h = hashlib.sha256("\0".join((toolchain.toolchain_id(), *extra)).encode())
+    h = hashlib.sha256("\0".join((toolchain.toolchain_id(), LAYOUT, *extra)).encode())
     for name in sorted(files):
         h.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
     return h.hexdigest()[:16]
@@ -100,7 +104,8 @@ def sources(puzzle: Puzzle, solutions: bool = False) -> Sources:
         if name.endswith(".mojo") and name not in names:
             names.append(name)
     files = _chosen(puzzle, solutions, names)
-    digest = _digest(files)
+    # The simulator's copy depends on the rewriting rules too.
+    digest = _digest(files, hashlib.sha256(Path(simimports.__file__).read_bytes()).hexdigest())
     folder = settings.cache_dir() / "build" / f"{puzzle.id}-{digest}"
     problem: list[simimports.Unsupported] = []
 
@@ -112,11 +117,11 @@ def sources(puzzle: Puzzle, solutions: bool = False) -> Sources:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content, encoding="utf-8")
         if problem:
-            (staging / "sim.unsupported").write_text(f"{problem[0].line}\n{problem[0].what}")
+            (staging / "sim-unsupported.txt").write_text(f"{problem[0].line}\n{problem[0].what}")
 
     _materialize(folder, write)
     found = None
-    marker = folder / "sim.unsupported"
+    marker = folder / "sim-unsupported.txt"
     if marker.exists():
         line, _, what = marker.read_text().partition("\n")
         found = simimports.Unsupported(int(line), what)

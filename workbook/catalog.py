@@ -219,9 +219,10 @@ def resolve_id(text: str, base: Path | None = None) -> tuple[str, str | None]:
         raise CatalogError("catalog.looks_like_path", raw=raw)
     pid, _, part = raw.partition(".")
     pid = pid.lower()
-    if pid.isdigit():
-        pid = f"p{int(pid):02d}" if f"p{int(pid):02d}" in puzzle_ids(base) else f"p{int(pid)}"
     known = puzzle_ids(base)
+    number = pid[1:] if ID_PATTERN.match(pid) else pid
+    if number.isdigit():  # "1", "p1", "p01" all name p01
+        pid = next((c for c in (f"p{int(number):02d}", f"p{int(number)}") if c in known), f"p{int(number)}")
     if pid not in known:
         close = difflib.get_close_matches(pid, known, n=3, cutoff=0.5)
         if not close and ID_PATTERN.match(pid):  # p19 -> nearest numbers

@@ -13,7 +13,6 @@ import sys
 import traceback
 from datetime import datetime
 
-import click
 import typer
 
 from . import exitcodes, i18n, processes, settings
@@ -193,6 +192,11 @@ def _crash_log(exc: BaseException) -> str:
     return "(no log could be written)"
 
 
+def _usage_error(exc: Exception) -> bool:
+    """A bad option or argument, as click reports it (Typer may bundle its own click)."""
+    return hasattr(exc, "format_message") and hasattr(exc, "exit_code") and type(exc).__name__ not in ("Exit",)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: an exit code for every way out, and never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -200,14 +204,21 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with processes.guard():
             code = typer.main.get_command(app).main(args, prog_name="workbook", standalone_mode=False)
+        if code == exitcodes.INTERRUPTED:  # Typer turns Ctrl-C into Exit(130) without a word
+            code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)
     except i18n.WorkbookError as exc:
         code = _report_error(ctx, exc.msg.key, exc.msg.text(), exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except KeyboardInterrupt:
         code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)
-    except click.exceptions.ClickException as exc:
-        code = _report_error(ctx, "error.usage", t("error.usage", detail=exc.format_message()), exitcodes.BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        log = _crash_log(exc)
-        code = _report_error(ctx, "error.internal", t("error.internal", log=log, error=f"{type(exc).__name__}: {exc}"),
-                             exitcodes.INTERNAL, log=log)
+        if _usage_error(exc):
+            code = _report_error(ctx, "error.usage", t("error.usage", detail=exc.format_message()),
+                                 exitcodes.BAD_INPUT)
+        elif type(exc).__name__ == "Abort":  # Ctrl-C at a prompt
+            code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)
+        else:
+            log = _crash_log(exc)
+            code = _report_error(ctx, "error.internal", t("error.internal", log=log,
+                                                          error=f"{type(exc).__name__}: {exc}"),
+                                 exitcodes.INTERNAL, log=log)
     sys.exit(code if isinstance(code, int) else exitcodes.OK)

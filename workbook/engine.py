@@ -214,6 +214,21 @@ class _Check:
         result.seconds = time.perf_counter() - self.started
         return result
 
+    def _parallel(self, jobs: list[Callable[[], None]]) -> None:
+        """Run jobs in threads, each starting and waiting for its own children. An
+        interrupt or an error in any of them (or here) stops every child first, so
+        the threads end at once instead of waiting out their time limits."""
+        if not jobs:
+            return
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            futures = [pool.submit(job) for job in jobs]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:
+                self.children.cancel()
+                raise
+
     # --- which devices -----------------------------------------------------------
 
     def _wanted(self, device: str) -> bool:
@@ -248,20 +263,23 @@ class _Check:
         gpu_parts = [p for p in self.parts if "gpu" in p.devices and self._wanted("gpu")]
         build_gpu = bool(gpu_parts) and (self._gpu_runs() or not self.options.quick)
         try:
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                jobs = []
-                if host_parts:
-                    jobs.append(pool.submit(self._host_pipeline, host_parts))
-                if build_gpu:
-                    jobs.append(pool.submit(self._gpu_pipeline, gpu_parts))
-                for job in jobs:
-                    job.result()
+            jobs = []
+            if host_parts:
+                jobs.append(lambda: self._host_pipeline(host_parts))
+            if build_gpu:
+                jobs.append(lambda: self._gpu_pipeline(gpu_parts))
+            self._parallel(jobs)
         finally:
             self.inputs.unlink(missing_ok=True)
             self.inputs.parent.rmdir()
         for part in gpu_parts:
             if "gpu" not in self.kernels[part.id]:
-                self.kernels[part.id]["gpu"] = _device("gpu", Status.NOT_RUN, "reason.quick_no_gpu")
+                self.kernels[part.id]["gpu"] = self._gated() or _device("gpu", Status.NOT_RUN, "reason.quick_no_gpu")
+
+    def _gated(self) -> DeviceResult | None:
+        if self.gate is None:
+            return None
+        return _device("gpu", Status.SKIPPED, "reason.gate", why=self.gate, name=self.gpu.name if self.gpu else "")
 
     def _build(self, which: str, device: str) -> build.Built | None:
         """Build a launcher; on a compile error remember it (and return None)."""
@@ -277,28 +295,25 @@ class _Check:
         return None
 
     def _host_pipeline(self, parts: list[Part]) -> None:
-        built = self._build("host", "sim" if any(self._sim_wanted(p) for p in parts) else "cpu")
-        if built is None:
-            return
-        runs = []
         cpu_parts = [p for p in parts if "cpu" in p.devices and self._wanted("cpu")]
         sim_parts = [p for p in parts if self._sim_wanted(p)]
-        if cpu_parts:
-            runs.append(("cpu", cpu_parts, 1))
-        if sim_parts:
-            runs.append(("sim", sim_parts, launcher.SIM_ORDERS))
-        for mode, mode_parts, repeats in runs:
-            runnable = [p for p in mode_parts if mode != "sim" or (p.sim and self.src.sim_problem is None)]
-            for p in mode_parts:
-                if p not in runnable:
-                    self.kernels[p.id]["sim"] = self._sim_refused(p)
-            if not runnable:
+        runnable = [p for p in sim_parts if p.sim and self.src.sim_problem is None]
+        for part in sim_parts:
+            if part not in runnable:
+                self.kernels[part.id]["sim"] = self._sim_refused(part)
+        if not cpu_parts and not runnable:
+            return  # nothing to build: a host build of code the simulator can't run would not even compile
+        built = self._build("host", "sim" if runnable else "cpu")
+        if built is None:
+            return
+        for mode, mode_parts, repeats in (("cpu", cpu_parts, 1), ("sim", runnable, launcher.SIM_ORDERS)):
+            if not mode_parts:
                 continue
-            indices = [i for p in runnable for i in self._indices(p)]
+            indices = [i for p in mode_parts for i in self._indices(p)]
             raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, mode, repeats, indices,
                                 limit=self.options.run_timeout, tick=self.ticker("", mode))
             self.children.check()
-            for part in runnable:
+            for part in mode_parts:
                 dev = self._judge(mode, part, raw, orders=mode == "sim")
                 self.kernels[part.id][mode] = dev
                 self.emit(part.id, mode, "phase.verdict", dev.status)
@@ -315,9 +330,7 @@ class _Check:
             return
         if not self._gpu_runs():
             for part in parts:
-                dev = (_device("gpu", Status.SKIPPED, "reason.gate", why=self.gate,
-                               name=self.gpu.name if self.gpu else "") if self.gate
-                       else _device("gpu", Status.COMPILED, "reason.no_gpu", target=toolchain.gpu_target()))
+                dev = self._gated() or _device("gpu", Status.COMPILED, "reason.no_gpu", target=toolchain.gpu_target())
                 self.kernels[part.id]["gpu"] = dev
                 self.emit(part.id, "gpu", "phase.verdict", dev.status)
             return
@@ -497,8 +510,7 @@ class _Check:
         runnable = []
         for d in devices:
             if d == "gpu" and not self._gpu_runs():
-                results[d] = (_device(d, Status.SKIPPED, "reason.gate", why=self.gate, name=self.gpu.name)
-                              if self.gate else _device(d, Status.NOT_RUN, "reason.no_gpu_graph"))
+                results[d] = self._gated() or _device(d, Status.NOT_RUN, "reason.no_gpu_graph")
             else:
                 runnable.append(d)
 
@@ -510,9 +522,7 @@ class _Check:
             results[device] = self._judge_graph(device, part, raw, repeats)
             self.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
 
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            for job in [pool.submit(one, d) for d in runnable]:
-                job.result()
+        self._parallel([lambda d=d: one(d) for d in runnable])
         self.children.check()
         return {d: results[d] for d in devices}
 

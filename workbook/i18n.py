@@ -33,7 +33,7 @@ class Msg:
     values: dict = field(default_factory=dict)
 
     def text(self, lang: str | None = None) -> str:
-        return t(self.key, lang=lang, **self.values)
+        return t(self.key, lang, **self.values)
 
     def __str__(self) -> str:  # English, for logs and JSON
         return self.text("en")
@@ -75,7 +75,7 @@ def catalog(lang: str) -> dict[str, str]:
     return tomllib.loads((LOCALES / f"{lang}.toml").read_text(encoding="utf-8"))
 
 
-def t(key: str, lang: str | None = None, **values) -> str:
+def t(key: str, lang: str | None = None, /, **values) -> str:
     """The message `key` in the current language (or `lang`), with `{name}` fields filled in.
     A value that is itself a Msg is translated too."""
     lang = lang or _current

@@ -151,7 +151,10 @@ class Children:
                 tick()
             time.sleep(POLL)
         self.kill(child)  # it ended; this reaps anything it left behind
-        return Outcome(child.proc.returncode, seconds=time.monotonic() - child.started)
+        seconds = time.monotonic() - child.started
+        if self.cancelled.is_set():  # killed by a cancel from another thread
+            return Outcome(None, cancelled=True, seconds=seconds)
+        return Outcome(child.proc.returncode, seconds=seconds)
 
     def run(self, argv: list[str], *, timeout: float, log: Path, cwd: Path | None = None,
             env: dict[str, str] | None = None, tick: Callable[[], None] | None = None) -> Outcome:

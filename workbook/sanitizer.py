@@ -28,7 +28,7 @@ PREFIX = re.compile(r"^=+ ?")
 LOCATION = re.compile(r"at (?P<where>.+?) in (?P<file>[^\s:]+(?:\.mojo|\.py|\.cu)?):(?P<line>\d+)")
 KERNEL_ONLY = re.compile(r"at (?P<kernel>[\w:.$<>\[\], ]+?)\+0x[0-9a-f]+")
 RACE = re.compile(r"Potential (RAW|WAR|WAW) hazard detected at __(shared|global)__")
-SEVERITY = re.compile(r"^(?:Error|Warning|ERROR|WARNING)(?: \([^)]*\))?: ")
+SEVERITY = re.compile(r"^(?:Error|Warning|ERROR|WARNING)(?: \([^)]*\))?: (?:\([^)]*\) )?")
 RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
 ERROR_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
 

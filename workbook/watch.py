@@ -139,10 +139,10 @@ class Watcher:
             if kind == "event" and payload.device == "stage" and payload.result is not None:
                 self.redraw(payload.result, partial=True)
             elif kind == "done":
-                run.result = payload
                 self.current = None
                 self._remember(payload)
                 self.redraw(payload)
+                run.result = payload
             elif kind in ("error", "cancelled"):
                 self.current = None
                 if kind == "error":

@@ -1,0 +1,49 @@
+"""Puzzle 2 reference: output = a + b, one thread per element.
+
+Which input makes each part of the kernel decide the answer:
+- `a[i]` and `b[i]` with the same `i`: every value of `a` differs from every
+  other, and so does every value of `b`, so reading either one at a shifted
+  index (i + 1, or 0 everywhere) gives a wrong sum somewhere; reading one
+  past the end gives NaN on the simulator;
+- both inputs, not one twice: `a` and `b` never hold the same value, so
+  `a[i] + a[i]` or `b[i] + b[i]` is wrong everywhere. In "a units, b
+  thousands" the sum shows which input each digit came from: 3004.5 is
+  3000 from b and 4.5 from a;
+- `+`, not `-`: in "b almost cancels a" the sum is small and a - b is about
+  twice a, so a wrong sign is far off;
+- one thread per element: the block is exactly `size` wide, so a thread that
+  writes another's element leaves one unwritten (NaN);
+- float32: the reference adds in float32, as the kernel does, so the check is
+  exact. In "big a + small b rounds" most sums round (the spacing of float32
+  near 2e7 is 2), the same way in both.
+"""
+
+import numpy as np
+
+
+def _case(name: str, ko: str, a, b) -> dict:
+    a = np.asarray(a, dtype=np.float32)
+    b = np.asarray(b, dtype=np.float32)
+    assert a.shape == b.shape
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)},
+            "inputs": {"a": a, "b": b}}
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    # a cancel case: b is -a plus a small offset, all offsets different
+    big = rng.uniform(100, 1000, 7) * rng.choice([-1.0, 1.0], 7)
+    offsets = rng.permutation(np.arange(1, 8)) * 0.125 * rng.choice([-1.0, 1.0], 7)
+    return [
+        _case("4 values", "값 4개", rng.uniform(-5, 5, 4).round(2), rng.uniform(-5, 5, 4).round(2)),
+        _case("a units, b thousands, 10", "a는 일의 자리, b는 천 단위, 10개",
+              rng.permutation(10) + 0.5, (rng.permutation(10) + 1) * 1000.0),
+        _case("b almost cancels a, 7", "b가 a를 거의 상쇄, 7개", big, -big.astype(np.float32) + offsets),
+        _case("big a + small b rounds, 13", "큰 a + 작은 b가 반올림됨, 13개",
+              rng.uniform(1e7, 3e7, 13), rng.uniform(0.1, 4, 13)),
+        _case("random, 100 values", "무작위 값 100개", rng.normal(0, 100, 100), rng.normal(0, 100, 100)),
+    ]
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a, b = case["inputs"]["a"], case["inputs"]["b"]
+    return {"output": (a + b).astype(np.float64)}

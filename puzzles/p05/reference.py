@@ -1,0 +1,55 @@
+"""Puzzle 5 reference: output[row, col] = a[0, col] + b[row, 0], one block of TPB x TPB = 8 x 8 threads.
+
+`a` has shape (1, size), `b` has shape (size, 1), `output` (size, size).
+
+Which input makes each part of the kernel decide the answer:
+- `a[0, col]`: a's values all differ, so a column taken from the wrong
+  thread id (or b's index used for both) shows;
+- `b[row, 0]`: b's values all differ, and differ from a's by more than a
+  constant, so the answer is never symmetric: swapping a and b, or writing
+  output[col, row], gives its transpose, which is wrong off the diagonal.
+  In "the text's example" a is 1, 2, 3 and b is 10, 20, 30, so the tens
+  digit names the row and the units digit the column;
+- the index order of the vectors: a[col, 0] reads past a's end, not a's
+  values (every case but 1 x 1);
+- the guard `row < size and col < size`: every size but 8 leaves threads of
+  the 8 x 8 block outside the matrix, and without the guard they write past
+  the end of `output` (the simulator reports it); "full block, 8 x 8" has no
+  spare thread, and shows the guard drops no element;
+- float32: the sum is computed in float32 as the kernel does, so the check
+  is exact; "far apart" adds values a million times apart, which round.
+The sizes never depend on the seed; only the values do.
+"""
+
+import numpy as np
+
+
+def _case(name: str, ko: str, a, b) -> dict:
+    a = np.asarray(a, dtype=np.float32).reshape(1, -1)
+    b = np.asarray(b, dtype=np.float32).reshape(-1, 1)
+    assert a.size == b.size
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)},
+            "inputs": {"a": a, "b": b}}
+
+
+def _distinct(rng: np.random.Generator, n: int, scale: float, shift: float) -> np.ndarray:
+    """n values that all differ, in a random order."""
+    return rng.permutation(np.arange(n)) * scale + shift + rng.uniform(0, scale / 2)
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    return [
+        _case("3 x 3, the text's example", "3 x 3, 본문의 예", [1, 2, 3], [10, 20, 30]),
+        _case("5 x 5, all values differ", "5 x 5, 값이 모두 다름",
+              _distinct(rng, 5, 1.0, -2.0), _distinct(rng, 5, 100.0, -250.0)),
+        _case("full block, 8 x 8", "블록을 꽉 채우는 8 x 8",
+              _distinct(rng, 8, 0.5, 0.0), _distinct(rng, 8, 3.0, -10.0)),
+        _case("1 x 1, one value each", "1 x 1, 값 하나씩", rng.uniform(-5, 5, 1), rng.uniform(-5, 5, 1)),
+        _case("7 x 7, far apart, rounds", "7 x 7, 크기 차가 커서 반올림됨",
+              rng.uniform(1e6, 2e6, 7), rng.uniform(-1, 1, 7)),
+    ]
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a, b = case["inputs"]["a"], case["inputs"]["b"]
+    return {"output": (a + b).astype(np.float64)}  # (1, n) + (n, 1) broadcasts to (n, n), in float32

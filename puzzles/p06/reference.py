@@ -1,0 +1,46 @@
+"""Puzzle 6 reference: output = a + 10, over ceildiv(size, TPB) blocks of TPB = 4 threads.
+
+Which input makes each part of the kernel decide the answer:
+- `block_idx.x * block_dim.x`: any size above one block. Without it every
+  block writes the first TPB elements again and the rest stay NaN; with
+  grid_dim.x in place of block_dim.x the blocks overlap or leave gaps
+  whenever the number of blocks is not TPB ("six full blocks" has 6,
+  "ten blocks" has 10);
+- `+ thread_idx.x`: values that all differ, so reading a[thread_idx.x]
+  instead of a[i] gives wrong values from the second block on;
+- the guard `i < size`: sizes that leave a partial last block (10, 37, 1).
+  Without it, or with `<=`, the spare threads write past the end of
+  `output`, which the simulator reports. A size that fills its blocks
+  exactly (4, 24) shows that the guard does not drop a real element;
+- `+ 10` in float32: computed as the kernel does, so the check is exact.
+The sizes never depend on the seed; only the values do.
+"""
+
+import numpy as np
+
+TPB = 4
+
+
+def _case(name: str, ko: str, values) -> dict:
+    a = np.asarray(values, dtype=np.float32)
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a}}
+
+
+def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n values that all differ (quarters, some negative), in a random order."""
+    return rng.permutation(np.arange(n) - n // 3).astype(np.float32) * 0.25 + 0.125
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    return [
+        _case("partial last block, 10", "마지막 블록이 덜 찬 10개", _distinct(rng, 10)),
+        _case("exactly one block, 4", "딱 한 블록, 4개", _distinct(rng, 4)),
+        _case("six full blocks, 24", "꽉 찬 블록 6개, 24개", _distinct(rng, 24)),
+        _case("one element, 3 threads idle", "원소 1개, 스레드 3개는 쉼", rng.uniform(-5, 5, 1).round(2)),
+        _case("ten blocks, last holds 1", "블록 10개, 마지막 블록엔 1개", rng.normal(0, 100, 37)),
+    ]
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a = case["inputs"]["a"]
+    return {"output": (a + np.float32(10)).astype(np.float64)}

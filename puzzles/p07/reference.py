@@ -1,0 +1,50 @@
+"""Puzzle 7 reference: output = a + 10 on a rows x cols matrix, over a 2D grid of 4 x 4 blocks.
+
+The grid is ceildiv(cols, 4) blocks across (x) and ceildiv(rows, 4) down (y).
+
+Which input makes each part of the kernel decide the answer:
+- x for the column, y for the row: shapes whose two directions need
+  different numbers of blocks (6 x 9: 3 across, 2 down; 9 x 6, 1 x 13,
+  13 x 1, 17 x 23). Swapping x and y there covers the wrong area: some
+  elements are never written (NaN);
+- `block_idx.y * block_dim.y` and `block_idx.x * block_dim.x`: every shape
+  larger than one block in that direction; without them the first tile is
+  written again and again, and the rest stays NaN;
+- values that all differ: reading a[col, row], or another element, shows;
+- the guard, both halves: every shape but 4 x 4 and 8 x 12 leaves the
+  right-hand blocks sticking out past the last column, or the bottom blocks
+  past the last row (6 x 9 does both). Guarding only the rows, a thread past
+  the last column writes into the start of the next row, and from the last
+  row past the end of `output` (the simulator reports it). 4 x 4 (one
+  block) and 8 x 12 (3 full blocks across, 2 down) have no spare thread,
+  and show that the guard drops no element;
+- `+ 10` in float32: computed as the kernel does, so the check is exact.
+The shapes never depend on the seed; only the values do.
+"""
+
+import numpy as np
+
+
+def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int) -> dict:
+    n = rows * cols
+    # every value differs: quarters around zero, in a random order
+    a = (rng.permutation(np.arange(n) - n // 3).astype(np.float32) * 0.25 + 0.125).reshape(rows, cols)
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"rows": rows, "cols": cols},
+            "inputs": {"a": a}}
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    return [
+        _case("6 x 9, partial both ways", "6 x 9, 양쪽 다 덜 찬 블록", rng, 6, 9),
+        _case("9 x 6, taller than wide", "9 x 6, 가로보다 긴 세로", rng, 9, 6),
+        _case("exactly one block, 4 x 4", "딱 한 블록, 4 x 4", rng, 4, 4),
+        _case("8 x 12, full blocks only", "8 x 12, 꽉 찬 블록만", rng, 8, 12),
+        _case("one row, 1 x 13", "행 하나, 1 x 13", rng, 1, 13),
+        _case("one column, 13 x 1", "열 하나, 13 x 1", rng, 13, 1),
+        _case("17 x 23, 30 blocks", "17 x 23, 블록 30개", rng, 17, 23),
+    ]
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a = case["inputs"]["a"]
+    return {"output": (a + np.float32(10)).astype(np.float64)}

@@ -1,0 +1,62 @@
+"""Puzzle 8 reference: pair sums inside each block of TPB = 8, through shared memory.
+
+    output[i] = a[i] + a[i + 1]   if i + 1 < size and i + 1 is in i's block
+    output[i] = a[i]              otherwise (the last slot of a block, the last element)
+
+Which input makes each part of the kernel decide the answer:
+- the copy into shared memory and `barrier()`: every element but the last
+  of a block reads a value another thread copied in. Without the barrier the
+  simulator, running the threads one at a time in order, has thread 0 read
+  slot 1 before thread 1 wrote it (NaN), and in reverse order gets the right
+  answer: the results differ, which names the missing barrier. Every case
+  with two or more elements shows it;
+- `shared[local + 1]`: values that all differ (and none is zero), so adding
+  the wrong slot, or its own value twice, shows;
+- the block's edge (`local + 1 < TPB`): every case with a second block
+  (13, 17, 24, 61). Reading across the edge would read past the shared array;
+  reading a[i + 1] from global memory instead would add the next block's
+  first value to the last slot of a block;
+- 0 in the slots past the end: sizes with a partial last block (13, 17, 61,
+  and 1). The last element's neighbour slot holds 0 there (or it must not be
+  read), so output[size - 1] = a[size - 1];
+- every thread reaching `barrier()`: the same partial blocks. A barrier
+  inside `if i < size` is one the spare threads never reach;
+- the slot `local`, not the global index `i`: every case with a second block.
+  From block 1 on, `shared[i]` lies past the block's 8 slots;
+- float32: one rounded addition, as the kernel does, so the check is exact.
+The sizes never depend on the seed; only the values do.
+"""
+
+import numpy as np
+
+TPB = 8
+
+
+def _case(name: str, ko: str, values) -> dict:
+    a = np.asarray(values, dtype=np.float32)
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a}}
+
+
+def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n values that all differ and none is zero: odd eighths, some negative, in a random order."""
+    return (rng.permutation(np.arange(n) - n // 3) * 2 + 1) * 0.125
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    return [
+        _case("one full block, 8", "꽉 찬 블록 하나, 8개", _distinct(rng, 8)),
+        _case("partial last block, 13", "마지막 블록이 덜 찬 13개", _distinct(rng, 13)),
+        _case("last block holds 1, 17", "마지막 블록엔 1개뿐, 17개", _distinct(rng, 17)),
+        _case("three full blocks, 24", "꽉 찬 블록 셋, 24개", _distinct(rng, 24)),
+        _case("one element", "원소 하나", rng.uniform(1, 5, 1).round(2)),
+        _case("8 blocks, random, 61", "블록 8개, 무작위 값, 61개", rng.normal(0, 100, 61)),
+    ]
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a = case["inputs"]["a"]
+    i = np.arange(a.size)
+    has_next = ((i + 1) % TPB != 0) & (i + 1 < a.size)
+    nxt = np.where(has_next, np.roll(a, -1), np.float32(0))
+    out = np.where(has_next, a + nxt, a)  # float32 additions, as the kernel does
+    return {"output": out.astype(np.float64)}

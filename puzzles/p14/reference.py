@@ -1,0 +1,96 @@
+"""Puzzle 14 reference: inclusive prefix sums, output[i] = a[0] + ... + a[i].
+
+Part `block`: one block of TPB = 64 threads, size <= 64.
+Part `any`: any size; kernel 1 scans each block of 64 and writes its total
+to the scratch buffer `totals`, kernel 2 adds totals[0] + ... + totals[b-1]
+to every element of block b.
+
+The expected sums are computed in float64 (exact for the 1/8 grid below).
+
+Term by term, and the input that makes each one decide the answer:
+- a[i] itself (inclusive, not exclusive): any a[i] != 0; every |a[i]| is at
+  least 0.25, so leaving out its own element (an exclusive scan) is off by
+  0.25 or more, far over the tolerance;
+- a[j] for each j < i (every round of the scan): values that all differ,
+  with both signs, so a skipped term, a term counted twice (an in-place
+  update that reads a neighbour who already added) or a term taken from the
+  right (a scan in the wrong direction) all change the sum;
+- the zeros past the end: sizes that leave threads without an element
+  (37, 1, and the partial last blocks 150 and 300), so a thread that loads
+  past the end instead of 0 changes the block total, and a thread that
+  writes past the end writes outside `output`;
+- totals[b] (kernel 1's last thread): several blocks; each block total is
+  at least 2 from zero (the signs are drawn again until it is), so adding
+  it to its own block, or not at all, shows;
+- totals[0] + ... + totals[b-1] (kernel 2): 5 blocks (size 300), so adding
+  only the previous block's total misses totals[0..b-2], at least 2 from 0
+  as well;
+- one block exactly (size 64): the second kernel must add nothing there;
+- the last block holding a single element (size 129);
+- unrounded float32 values (one case per part), the only case where the
+  order of additions changes the last bits: the tolerance covers that.
+
+Sizes never depend on the seed; the values do.
+"""
+
+import numpy as np
+
+TPB = 64
+# Magnitudes: the multiples of 1/8 from 0.25 to 40, 319 of them; drawn without
+# repeats and given random signs, the values all differ. Every prefix sum of
+# at most 300 of them is a multiple of 1/8 below 2^14, which float32 holds
+# exactly, so any order of additions gives the exact answer.
+_GRID = np.arange(2, 321) / 8.0
+
+
+def _blocks_ok(a: np.ndarray) -> bool:
+    """Every block total, and every sum of the totals before a block, at least 2 from 0."""
+    totals = np.array([a[s:s + TPB].sum() for s in range(0, a.size, TPB)], dtype=np.float64)
+    return bool(np.all(np.abs(totals) >= 2) and np.all(np.abs(np.cumsum(totals)) >= 2))
+
+
+def _signed(rng: np.random.Generator, magnitudes: np.ndarray) -> np.ndarray:
+    """Random signs, drawn again until every block total is well away from 0."""
+    while True:
+        a = magnitudes * rng.choice([-1.0, 1.0], magnitudes.size)
+        if _blocks_ok(a):
+            return a.astype(np.float32)
+
+
+def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
+    picked = rng.choice(_GRID.size, n, replace=False)
+    return _signed(rng, _GRID[picked])
+
+
+def _unrounded(rng: np.random.Generator, n: int) -> np.ndarray:
+    return _signed(rng, rng.uniform(0.25, 4.0, n))
+
+
+def _case(name: str, ko: str, a: np.ndarray) -> dict:
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)},
+            "inputs": {"a": np.asarray(a, dtype=np.float32)}}
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    if part == "block":
+        return [
+            _case("8 values, as pictured", "그림과 같은 값 8개",
+                  np.array([3, -1, 4, 2, -5, 6, 1, 1], dtype=np.float32) * rng.choice([1, -1])),
+            _case("one full block, 64", "꽉 찬 블록 하나, 64개", _distinct(rng, 64)),
+            _case("part of a block, 37", "블록 일부, 37개", _distinct(rng, 37)),
+            _case("a single value", "값 하나", _distinct(rng, 1)),
+            _case("unrounded floats, 64", "반올림되는 실수 64개", _unrounded(rng, 64)),
+        ]
+    return [
+        _case("less than a block, 20", "블록보다 적게, 20개", _distinct(rng, 20)),
+        _case("exactly one block, 64", "정확히 블록 하나, 64개", _distinct(rng, 64)),
+        _case("last block has 1, 129", "마지막 블록에 1개, 129개", _distinct(rng, 129)),
+        _case("partial last block, 150", "마지막 블록이 일부, 150개", _distinct(rng, 150)),
+        _case("five blocks, 300", "블록 다섯 개, 300개", _distinct(rng, 300)),
+        _case("unrounded floats, 256", "반올림되는 실수 256개", _unrounded(rng, 256)),
+    ]
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a = case["inputs"]["a"].astype(np.float64)
+    return {"output": np.cumsum(a)}

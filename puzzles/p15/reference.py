@@ -1,0 +1,68 @@
+"""Puzzle 15 reference: output[row] = a[row, 0] + ... + a[row, size - 1].
+
+One block of TPB = 64 threads per row (grid = batch), size <= 64. The sums
+are computed in float64 (exact for the 1/8 grid below).
+
+Term by term, and the input that makes each one decide the answer:
+- a[row, j] for every j: values that all differ, with both signs, and
+  |a| >= 0.25, so a skipped element or one added twice is off by 0.25 or
+  more (far over the tolerance);
+- the last element when size is not a power of two (6, 33, 37): a fold
+  that starts at size // 2 instead of TPB / 2 never adds it (33 = 32 + 1:
+  exactly the last one is lost);
+- the zeros past the end of the row: size < TPB in most cases, so a thread
+  that loads a[row, i] for i >= size adds the next row's elements (rows
+  follow each other in memory) instead of 0;
+- row = block_idx.x: batch != size everywhere, and every row sums to a
+  different value, so reading a column, or another row, shows;
+- size == TPB (5 rows of 64): every thread holds an element, 2 warps per
+  block and several blocks, where a missing barrier races on a real GPU;
+- size 1: only thread 0 holds an element;
+- unrounded float32 values (one case): the only one where the order of the
+  additions changes the last bits; the tolerance covers that.
+
+Sizes never depend on the seed; the values do.
+"""
+
+import numpy as np
+
+# Magnitudes: the multiples of 1/8 from 0.25 to 50, 399 of them; drawn without
+# repeats and given random signs, the values all differ. A row of at most 64
+# of them sums to a multiple of 1/8 below 2^12, exact in float32 in any order.
+_GRID = np.arange(2, 401) / 8.0
+
+
+def _distinct(rng: np.random.Generator, batch: int, size: int) -> np.ndarray:
+    n = batch * size
+    values = _GRID[rng.choice(_GRID.size, n, replace=False)] * rng.choice([-1.0, 1.0], n)
+    return values.reshape(batch, size).astype(np.float32)
+
+
+def _unrounded(rng: np.random.Generator, batch: int, size: int) -> np.ndarray:
+    n = batch * size
+    values = rng.uniform(0.25, 4.0, n) * rng.choice([-1.0, 1.0], n)
+    return values.reshape(batch, size).astype(np.float32)
+
+
+def _case(name: str, ko: str, a: np.ndarray) -> dict:
+    batch, size = a.shape
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"batch": batch, "size": size},
+            "inputs": {"a": np.ascontiguousarray(a, dtype=np.float32)}}
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    pictured = np.array([[1, 2, -3, 4], [5, -1, 6, -2], [3, -8, 9, -7]], dtype=np.float32)
+    return [
+        _case("3 rows of 4, as pictured", "그림과 같은 3행 4열", pictured * rng.choice([1, -1])),
+        _case("4 rows of 6", "4행 6열", _distinct(rng, 4, 6)),
+        _case("5 full rows of 64", "꽉 찬 64열 5행", _distinct(rng, 5, 64)),
+        _case("6 rows of 37", "37열 6행", _distinct(rng, 6, 37)),
+        _case("3 rows of 33, one past 32", "32보다 하나 많은 33열 3행", _distinct(rng, 3, 33)),
+        _case("7 rows of 1", "1열 7행", _distinct(rng, 7, 1)),
+        _case("unrounded, 4 rows of 64", "반올림되는 값, 64열 4행", _unrounded(rng, 4, 64)),
+    ]
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a = case["inputs"]["a"].astype(np.float64)
+    return {"output": a.sum(axis=1)}

@@ -1,0 +1,75 @@
+# Kernels that exercise the simulator (tests/test_sim.py changes them to make bugs).
+from max.gpu import thread_idx, block_idx, block_dim, grid_dim, global_idx
+from max.gpu.sync import barrier
+from max.gpu.memory import AddressSpace
+from layout import TileTensor
+from layout.tile_layout import row_major
+from layout.tile_tensor import stack_allocation
+
+comptime dtype = DType.float32
+comptime Vector[n: Int] = type_of(row_major[n]())
+comptime Table[n: Int] = type_of(row_major[n, 12]())
+comptime TPB = 4
+
+
+def ids_kernel[threads: Int](ids: TileTensor[mut=True, dtype, Table[threads], MutAnyOrigin]):
+    """Each thread writes every id and size it sees, in its own row."""
+    var per_block = block_dim.x * block_dim.y * block_dim.z
+    var block = (block_idx.z * grid_dim.y + block_idx.y) * grid_dim.x + block_idx.x
+    var row = block * per_block + (thread_idx.z * block_dim.y + thread_idx.y) * block_dim.x + thread_idx.x
+    # FILL IN: the ids (nothing to do: this file is a test fixture)
+    ids[row, 0] = Float32(thread_idx.x)
+    ids[row, 1] = Float32(thread_idx.y)
+    ids[row, 2] = Float32(thread_idx.z)
+    ids[row, 3] = Float32(block_idx.x)
+    ids[row, 4] = Float32(block_idx.y)
+    ids[row, 5] = Float32(block_idx.z)
+    ids[row, 6] = Float32(block_dim.x)
+    ids[row, 7] = Float32(block_dim.y)
+    ids[row, 8] = Float32(block_dim.z)
+    ids[row, 9] = Float32(grid_dim.x)
+    ids[row, 10] = Float32(grid_dim.y)
+    ids[row, 11] = Float32(global_idx.x)
+    # END FILL IN
+
+
+def neighbours[size: Int](
+    output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+):
+    """output[i] = a[i] + the next element of the same block (wrapping inside the block)."""
+    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB]())
+    var i = block_idx.x * TPB + thread_idx.x
+    var t = thread_idx.x
+    var last = min(TPB, size - block_idx.x * TPB)
+    if i < size:
+        shared[t] = a[i]
+    barrier()
+    if i < size:
+        output[i] = shared[t] + shared[(t + 1) % last]
+
+
+def block_totals[size: Int, blocks: Int](
+    totals: TileTensor[mut=True, dtype, Vector[blocks], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+):
+    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB]())
+    var i = block_idx.x * TPB + thread_idx.x
+    shared[thread_idx.x] = a[i] if i < size else 0
+    barrier()
+    if thread_idx.x == 0:
+        var s = Scalar[dtype](0)
+        for k in range(TPB):
+            s += shared[k][0]
+        totals[block_idx.x] = s
+
+
+def grand_total[blocks: Int](
+    result: TileTensor[mut=True, dtype, Vector[1], MutAnyOrigin],
+    totals: TileTensor[mut=False, dtype, Vector[blocks], ImmutAnyOrigin],
+):
+    if thread_idx.x == 0:
+        var s = Scalar[dtype](0)
+        for k in range(blocks):
+            s += totals[k][0]
+        result[0] = s

@@ -1,0 +1,88 @@
+"""The launch plan and the generated launcher, without compiling: what the manifest says
+becomes exactly one launch per case, with the outputs filled before it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbook import catalog, launcher
+
+
+def plan_for(pid: str, seed: int = 1):
+    from workbook.engine import load_reference
+
+    puzzle = catalog.load(pid)
+    ref = load_reference(puzzle)
+    rng = np.random.default_rng(seed)
+    parts = []
+    for part in puzzle.parts:
+        cases = ref.cases(rng, part.id)
+        parts.append((part, cases, [ref.expected(c, part.id) for c in cases]))
+    return puzzle, parts, launcher.make_plan(puzzle, parts)
+
+
+def test_every_case_gets_its_launch_dims_and_buffers(root):
+    _, parts, plan = plan_for("p18")
+    (part, cases, _), = parts
+    assert len(plan.cases) == len(cases)
+    spec = plan.cases[0]
+    assert spec.launches[0].grid == (1, 1, 1) and spec.launches[0].block == (128, 1, 1)
+    assert spec.buffers["x"].shape == (128,) and spec.buffers["y"].role == "output"
+    assert spec.buffers["x"].offset == 0 and plan.cases[1].buffers["x"].offset == 512
+
+
+def test_generated_code_fills_outputs_then_launches_each_case(root):
+    _, _, plan = plan_for("p18")
+    gpu = launcher.generate(plan, "gpu")
+    assert "import op.softmax as puzzle" in gpu
+    assert 'comptime assert puzzle.BLOCK_DIM_X == 128' in gpu
+    first = gpu.index("def case_0(")
+    body = gpu[first:gpu.index("def case_1(")]
+    assert body.index("poison_device(v_y, False)") < body.index("puzzle.softmax_gpu_kernel[128, DType.float32]")
+    assert "grid_dim=(1, 1, 1), block_dim=(128, 1, 1)" in body
+    host = launcher.generate(plan, "host")
+    assert "puzzle.softmax_cpu_kernel[128, DType.float32](" in host and "sim.launch(" in host
+    assert "sim.launch(" not in launcher.generate(plan, "host", with_sim=False)
+
+
+def test_sums_are_zeroed_and_the_kernel_runs_twice(root):
+    _, _, plan = plan_for("p22")
+    gpu = launcher.generate(plan, "gpu")
+    body = gpu[gpu.index("def case_0("):gpu.index("def case_1(")]
+    assert "poison_device(v_grad_weight, True)" in body and "poison_device(v_output, False)" in body
+    assert body.count("ctx.enqueue_function[") == 2
+
+
+def test_outputs_come_back_in_plan_order_and_sums_are_halved(root, tmp_path):
+    _, _, plan = plan_for("p22")
+    spec = plan.cases[0]
+    raw = bytearray()
+    for rep in range(2):
+        for buf in spec.outputs():
+            raw += np.full(buf.shape, rep + 1.0, dtype=np.float32).tobytes()
+    (tmp_path / "out.bin").write_bytes(bytes(raw))
+    got = launcher.read_outputs(plan, tmp_path / "out.bin", [0], 2)
+    names = [b.name for b in spec.outputs()]
+    assert got[0][1][names.index("output")][0, 0, 0] == 2.0
+    assert got[0][1][names.index("grad_bias")][0] == 1.0  # halved: the kernel ran twice
+
+
+def test_kernel_parameters_that_are_sizes_become_numbers(root):
+    assert launcher._kernel("scan[size, ceildiv(size, TPB)]", {"size": 13, "TPB": 4}) == "puzzle.scan[13, 4]"
+    assert launcher._kernel("soft[size, DType.float32]", {"size": 8}) == "puzzle.soft[8, DType.float32]"
+    assert launcher._kernel("plain", {}) == "puzzle.plain"
+
+
+def test_a_reference_that_forgets_an_output_is_the_authors_mistake(root):
+    puzzle, parts, _ = plan_for("p01")
+    part, cases, expected = parts[0]
+    with pytest.raises(launcher.PlanError, match="no expected 'output'"):
+        launcher.make_plan(puzzle, [(part, cases, [{} for _ in expected])])
+
+
+def test_shapes_do_not_depend_on_the_seed(root):
+    for puzzle in catalog.all_puzzles():
+        one = launcher.generate(plan_for(puzzle.id, 1)[2], "gpu")
+        two = launcher.generate(plan_for(puzzle.id, 2)[2], "gpu")
+        assert one == two, puzzle.id

@@ -1,0 +1,115 @@
+"""Nothing the workbook starts outlives it: time limits, cancels, a killed parent, Ctrl-C.
+
+These start real processes: a real `workbook run` on a real endless-loop kernel,
+interrupted with a real SIGINT."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from workbook import processes
+from workbook.processes import Children
+
+DATA = Path(__file__).parent / "data"
+SLEEPER = "import time; time.sleep(60)"
+# A child that starts a grandchild in a session of its own, writes the grandchild's pid, and waits.
+TREE = ("import subprocess, sys, time\n"
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+        "open(sys.argv[1], 'w').write(str(g.pid))\n"
+        "time.sleep(60)\n")
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def wait_until(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_time_limit_kills_the_child_and_what_it_started(tmp_path):
+    pid_file = tmp_path / "grandchild"
+    with Children() as children:
+        outcome = children.run([sys.executable, "-c", TREE, str(pid_file)], timeout=3, log=tmp_path / "log")
+    assert outcome.timed_out
+    assert not alive(int(pid_file.read_text()))
+
+
+def test_cancel_from_another_thread_stops_the_wait(tmp_path):
+    children = Children()
+    threading.Timer(0.5, children.cancel).start()
+    started = time.monotonic()
+    outcome = children.run([sys.executable, "-c", SLEEPER], timeout=60, log=tmp_path / "log")
+    assert outcome.cancelled and time.monotonic() - started < 10
+    with pytest.raises(processes.Cancelled):
+        children.start(["true"])
+
+
+def test_a_child_dies_with_a_parent_that_was_killed(tmp_path):
+    """SIGKILL leaves the parent no time to clean up: the child goes by itself."""
+    pid_file = tmp_path / "child"
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from pathlib import Path; from workbook.processes import Children\n"
+        f"c = Children().start([sys.executable, '-c', {SLEEPER!r}])\n"
+        f"Path({str(pid_file)!r}).write_text(str(c.pid))\n"
+        "time.sleep(60)\n")], cwd=Path(processes.__file__).parent.parent)
+    wait_until(pid_file.exists)
+    child = int(pid_file.read_text())
+    assert alive(child)
+    parent.kill()
+    parent.wait()
+    wait_until(lambda: not alive(child), 10)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_an_endless_kernel_stops_everything(root, tmp_path):
+    """The real thing: `workbook run` on a kernel that never ends, and Ctrl-C."""
+    shutil.copyfile(DATA / "endless" / "map.mojo", root / "puzzles/p01/map.mojo")
+    env = {**os.environ, "WORKBOOK_ROOT": str(root), "WORKBOOK_RUN_TIMEOUT": "300"}
+    run = subprocess.Popen([sys.executable, "-m", "workbook", "run", "p01", "--quick"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           cwd=Path(processes.__file__).parent.parent)
+    me = psutil.Process(run.pid)
+
+    def launcher_running() -> bool:  # the kernel is running once the launcher's phase file says so
+        return any(p.name() == "host" or "launch" in " ".join(p.cmdline()) for p in me.children(recursive=True)
+                   if p.status() != psutil.STATUS_ZOMBIE and "mojo" not in " ".join(p.cmdline()))
+
+    wait_until(launcher_running, 120)
+    time.sleep(1.0)  # well inside the endless loop
+    family = me.children(recursive=True)
+    assert family
+    run.send_signal(signal.SIGINT)
+    output, _ = run.communicate(timeout=30)
+    assert run.returncode == 130, output
+    assert b"Interrupted" in output and b"Traceback" not in output
+    wait_until(lambda: not any(alive(p.pid) for p in family), 10)
+
+
+@pytest.mark.slow
+def test_a_kernel_that_never_ends_is_a_timeout(root):
+    from workbook import catalog, engine
+    from workbook.results import Status
+
+    shutil.copyfile(DATA / "endless" / "map.mojo", root / "puzzles/p01/map.mojo")
+    result = engine.check_puzzle(catalog.load("p01"), engine.Options(seed=1, quick=True, devices=("sim",),
+                                                                    run_timeout=3))
+    sim = result.parts[0].kernels["sim"]
+    assert sim.status == Status.TIMEOUT and sim.reasons[0].key == "run.timeout"
+    assert not [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]

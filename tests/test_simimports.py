@@ -1,0 +1,66 @@
+"""The simulator's import rewriting: only import lines change, and line numbers never."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbook.simimports import Unsupported, rewrite
+
+
+def lines(text: str) -> int:
+    return len(text.split("\n"))
+
+
+def test_gpu_names_come_from_the_simulator_and_the_rest_stays():
+    source = (
+        "from max.gpu import thread_idx, block_idx as b\n"
+        "from max.gpu.sync import barrier\n"
+        "from max.gpu.memory import AddressSpace\n"
+        "from max.gpu.host import DeviceContext\n"
+        "from layout import TileTensor, stack_allocation\n"
+        "from std.math import exp\n"
+        "def k():\n"
+        "    pass\n"
+    )
+    out = rewrite(source)
+    assert lines(out) == lines(source)
+    assert out.splitlines() == [
+        "from wbsim import thread_idx, block_idx as b",
+        "from wbsim import barrier",
+        "from max.gpu.memory import AddressSpace",
+        "from max.gpu.host import DeviceContext",
+        "from layout import TileTensor; from wbsim import stack_allocation",
+        "from std.math import exp",
+        "def k():",
+        "    pass",
+    ]
+
+
+def test_a_parenthesised_import_keeps_its_line_count():
+    source = "from layout.tile_tensor import (\n    TileTensor,\n    stack_allocation,  # shared memory\n)\nx = 1\n"
+    out = rewrite(source)
+    assert lines(out) == lines(source)
+    assert out.splitlines()[0] == "from layout.tile_tensor import TileTensor; from wbsim import stack_allocation"
+    assert out.splitlines()[4] == "x = 1"
+
+
+@pytest.mark.parametrize("source,line,what", [
+    ("x = 1\nfrom max.gpu.primitives import block\n", 2, "block from max.gpu.primitives"),
+    ("import max.gpu\n", 1, "import max.gpu"),
+    ("from max.gpu import *\n", 1, "from max.gpu import *"),
+    ("from max.gpu import thread_idx, lane_id\n", 1, "lane_id from max.gpu"),
+    ("from max.gpu.memory import async_copy\n", 1, "async_copy from max.gpu.memory"),
+])
+def test_what_the_simulator_cannot_stand_in_for_is_refused_with_its_line(source, line, what):
+    with pytest.raises(Unsupported) as caught:
+        rewrite(source)
+    assert caught.value.line == line and caught.value.what == what
+
+
+def test_every_puzzle_file_the_simulator_runs_is_accepted():
+    from workbook import catalog
+
+    for puzzle in catalog.all_puzzles():
+        if puzzle.kind == "kernel":
+            for path in puzzle.solution_files():
+                rewrite(path.read_text())
