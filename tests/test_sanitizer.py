@@ -76,14 +76,15 @@ def test_kernel_names_map_to_the_learners_module():
 
 def test_the_policy(monkeypatch):
     monkeypatch.setattr(sanitizer, "locate", lambda: Path("/cuda/bin/compute-sanitizer"))
-    assert sanitizer.choose("off", True, False) == ((), None)
-    assert sanitizer.choose("auto", True, False)[0] == ("racecheck",)
-    assert sanitizer.choose("auto", True, True)[1].key == "sanitizer.clean_before"
-    assert sanitizer.choose("all", True, True)[0] == sanitizer.TOOLS
-    assert sanitizer.choose("all", False, False)[1].key == "sanitizer.needs_gpu"
-    assert sanitizer.choose("auto", False, False) == ((), None)
+    assert sanitizer.choose("off", True, set()) == ((), None)
+    assert sanitizer.choose("auto", True, set())[0] == ("memcheck", "racecheck")  # both pass plain runs
+    assert sanitizer.choose("auto", True, {"memcheck"})[0] == ("racecheck",)  # once per content
+    assert sanitizer.choose("auto", True, {"memcheck", "racecheck"})[1].key == "sanitizer.clean_before"
+    assert sanitizer.choose("all", True, {"memcheck", "racecheck"})[0] == sanitizer.TOOLS
+    assert sanitizer.choose("all", False, set())[1].key == "sanitizer.needs_gpu"
+    assert sanitizer.choose("auto", False, set()) == ((), None)
     monkeypatch.setattr(sanitizer, "locate", lambda: None)
-    assert sanitizer.choose("auto", True, False)[1].key == "sanitizer.missing"
+    assert sanitizer.choose("auto", True, set())[1].key == "sanitizer.missing"
 
 
 def _check_sanitized(root, variant: str | None):

@@ -103,6 +103,7 @@ class Part:
     exact_repeats: bool = True
     sim: bool = True  # whether the simulator can run this part's GPU kernels
     ops: tuple[str, ...] = ()  # op puzzles: the custom ops this part's graph must call
+    sanitizers: tuple[str, ...] = ()  # compute-sanitizer tools this part always needs on a GPU
 
     def output_dtype(self, name: str) -> str:
         return self.dtypes.get(name, "float32")
@@ -139,6 +140,8 @@ class Puzzle:
     hints: tuple[dict, ...] = ()  # {"en", "ko", optional "part"}
     gpu: GpuNeeds = GpuNeeds()
     repeats: int = 3  # GPU runs per case; results that differ mean a race
+    # A debugging puzzle hands out working-looking code with a bug: its skeleton runs as it is.
+    skeleton_runs: bool = False
 
     def text_path(self, lang: str) -> Path:
         return self.dir / f"text.{lang}.md"
@@ -290,6 +293,13 @@ def _dims(value, where: str) -> tuple[str, ...]:
     return dims
 
 
+def _tools(values, where: str) -> tuple[str, ...]:
+    tools = tuple(values)
+    if not set(tools) <= {"memcheck", "racecheck", "initcheck"}:
+        raise ManifestError(f"{where}.sanitizers must name memcheck, racecheck or initcheck")
+    return tools
+
+
 def _launch(raw: dict, where: str) -> Launch:
     return Launch(
         kernel=_require(raw, "kernel", str, where),
@@ -349,6 +359,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         exact_repeats=bool(raw.get("exact_repeats", True)),
         sim=bool(raw.get("sim", True)),
         ops=tuple(raw.get("ops", ops)),
+        sanitizers=_tools(raw.get("sanitizers", []), where),
     )
 
 
@@ -406,6 +417,7 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
         hints=tuple(hints),
         gpu=GpuNeeds(gpu.get("vendor"), gpu.get("min_compute_capability")),
         repeats=int(data.get("repeats", 3)),
+        skeleton_runs=bool(data.get("skeleton_runs", False)),
     )
 
 

@@ -229,8 +229,11 @@ def run_skeleton(sandbox: Sandbox, pid: str, seed: int = 5) -> Verdict:
     untouched = engine.check_puzzle(puzzle, engine.Options(seed=seed, quick=True))
     forced = engine.check_puzzle(puzzle, engine.Options(seed=seed, force=True, quick=True,
                                                         devices=every_device(puzzle)))
-    ok = untouched.status == Status.NOT_STARTED and forced.status not in (Status.PASS,)
-    return Verdict(pid, f"{pid}: the skeleton is not_started, and fails when forced", ok,
+    if puzzle.skeleton_runs:  # a debugging puzzle: the skeleton is the buggy code, and runs
+        ok = untouched.status not in (Status.PASS, Status.NOT_STARTED) and forced.status != Status.PASS
+    else:
+        ok = untouched.status == Status.NOT_STARTED and forced.status != Status.PASS
+    return Verdict(pid, f"{pid}: the skeleton is not_started (or runs and fails), and fails when forced", ok,
                    f"untouched {untouched.status.value}, forced {forced.status.value}")
 
 

@@ -149,7 +149,8 @@ class _Check:
 
     def run(self) -> PuzzleResult:
         result = self.result
-        if not self.options.solutions and not self.options.force and is_untouched(self.puzzle):
+        if not (self.options.solutions or self.options.force or self.puzzle.skeleton_runs) \
+                and is_untouched(self.puzzle):
             return self._not_started()
         try:
             self.src = build.sources(self.puzzle, self.options.solutions)
@@ -238,11 +239,14 @@ class _Check:
         return self.gpu is not None and self.gate is None
 
     def _sim_wanted(self, part: Part) -> bool:
+        """The simulator runs a part's GPU kernels everywhere it can, a GPU or not: it
+        sees what a plain GPU run can't (a write past the end, a race that happened
+        to go right), and it stands in for the GPU where there is none."""
         if "gpu" not in part.devices:
             return False
         if self.options.devices:
             return "sim" in self.options.devices
-        return not self._gpu_runs()
+        return part.sim or not self._gpu_runs()
 
     def _devices_of(self, part: Part) -> list[str]:
         names = [d for d in part.devices if self._wanted(d)]
@@ -343,13 +347,23 @@ class _Check:
             dev.device_name = self.gpu.name
             self.kernels[part.id]["gpu"] = dev
             self.emit(part.id, "gpu", "phase.verdict", dev.status)
-        if not self.options.quick:
+        if not self.options.quick or any(p.sanitizers for p in parts):  # a needed tool runs even in --quick
             self._sanitize(built, parts, indices)
 
     def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int]) -> None:
-        """compute-sanitizer over every case (the one with the most threads among them)."""
-        marker = built.binary.with_name(built.binary.name + ".racecheck-clean")
-        tools, note = sanitizer.choose(self.options.sanitize, True, marker.exists())
+        """compute-sanitizer over every case (so over the one with the most threads too):
+        the tools the policy picks, and those a part always needs (a debugging puzzle)."""
+        clean = {tool: built.binary.with_name(f"{built.binary.name}.{tool}-clean") for tool in sanitizer.TOOLS}
+        chosen, note = sanitizer.choose(self.options.sanitize, True, {t for t, m in clean.items() if m.exists()}) \
+            if not self.options.quick else ((), None)
+        needed = [t for p in parts for t in p.sanitizers]
+        tools = [t for t in sanitizer.TOOLS if t in chosen or t in needed]
+        if needed and sanitizer.locate() is None:
+            for part in parts:
+                if part.sanitizers:
+                    self.kernels[part.id]["gpu"] = _device("gpu", Status.NOT_RUN, "reason.needs_sanitizer",
+                                                           tools=", ".join(part.sanitizers))
+            tools = []
         findings: list[Finding] = []
         problems: list[Msg] = []
         learner = {name: _shown(path) for name, path in self.src.files.items() if name in self.puzzle.edit}
@@ -363,7 +377,7 @@ class _Check:
             text = log.read_text(errors="replace") if log.exists() else ""
             found = sanitizer.parse(tool, text, learner)
             findings += found
-            if raw.status not in ("ok",) and not found:
+            if raw.status != "ok" and not found:
                 problems.append(msg("sanitizer.could_not_run", tool=tool, why=raw.message or msg("run.died_code",
                                                                                                   code="?")))
             keep = settings.keep_sanitizer_logs()
@@ -374,14 +388,17 @@ class _Check:
             log.parent.rmdir()
         for part in parts:
             dev = self.kernels[part.id]["gpu"]
+            if dev.status == Status.NOT_RUN:
+                continue
             dev.tools = problems[0] if problems else (msg("sanitizer.ran", tools=", ".join(tools)) if tools else note)
             if tools:
                 dev.findings = (dev.findings or []) + findings
             if findings:
                 dev.status = Status.FAIL
                 dev.explain("reason.sanitizer", n=len(findings))
-        if tools and "racecheck" in tools and not findings and not problems:
-            marker.write_text("")
+        if not findings and not problems:  # this code is clean under these tools: not again
+            for tool in tools:
+                clean[tool].write_text("")
 
     # --- judging one device's outputs ------------------------------------------------
 

@@ -141,7 +141,10 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
         name += f" ({dev.device_name})"
     line = Text.assemble((f"{name}  ", "bold"), badge(dev.status))
     if dev.status in (Status.PASS, Status.FAIL) and dev.cases:
-        line.append("   " + t("report.errors", abs=fmt(dev.max_abs_error), rel=fmt(dev.max_rel_error)))
+        if any(o.nan_count or o.inf_count for c in dev.cases for o in c.outputs):
+            line.append("   " + t("report.errors", abs="NaN/Inf", rel="NaN/Inf"), style="magenta")
+        else:
+            line.append("   " + t("report.errors", abs=fmt(dev.max_abs_error), rel=fmt(dev.max_rel_error)))
     console.print(line)
     if dev.status in (Status.COMPILED, Status.NOT_RUN, Status.SKIPPED):
         console.print(Text("  " + reasons(dev), style="cyan" if dev.status == Status.COMPILED else "dim"))
@@ -373,7 +376,7 @@ def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
     for r in results:
         devices = r.device_statuses()
         cells = [badge(devices[d], short=True) if d in devices else Text("·", style="dim") for d in shown]
-        table.add_row(r.id, titles.get(r.id, r.title), badge(r.status), *cells, f"{r.seconds:.0f}s")
+        table.add_row(r.id, Text(titles.get(r.id, r.title)), badge(r.status), *cells, f"{r.seconds:.0f}s")
     return table
 
 

@@ -44,12 +44,16 @@ def locate() -> Path | None:
     return None
 
 
-def choose(mode: str, gpu_runs: bool, clean_before: bool) -> tuple[tuple[str, ...], Msg | None]:
+# What "auto" runs: a missing barrier and a write past the end both pass plain GPU runs.
+AUTO = ("memcheck", "racecheck")
+
+
+def choose(mode: str, gpu_runs: bool, clean_before: set[str]) -> tuple[tuple[str, ...], Msg | None]:
     """Which tools to run on a GPU part, and a note for the report when none runs.
 
-    `mode`: "all" (--sanitize: every tool), "auto" (racecheck, where a GPU and
-    the tool are here, once per content: `clean_before` says this code passed
-    it already), "off" (--no-sanitize)."""
+    `mode`: "all" (--sanitize: every tool), "auto" (memcheck and racecheck, where
+    a GPU and the tool are here, once per content: `clean_before` names the tools
+    this code already passed), "off" (--no-sanitize)."""
     if mode == "off":
         return (), None
     if not gpu_runs:
@@ -58,9 +62,8 @@ def choose(mode: str, gpu_runs: bool, clean_before: bool) -> tuple[tuple[str, ..
         return (), msg("sanitizer.missing")
     if mode == "all":
         return TOOLS, None
-    if clean_before:
-        return (), msg("sanitizer.clean_before")
-    return ("racecheck",), None
+    tools = tuple(t for t in AUTO if t not in clean_before)
+    return tools, None if tools else msg("sanitizer.clean_before")
 
 
 def environment(tool: str) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from .. import exitcodes, toolchain
 from ..backups import relative
@@ -17,18 +18,18 @@ def main(ctx: Context, *, puzzle: str) -> int:
     path = chosen.text_path(language())
     if not path.exists():
         path = chosen.text_path("en")
-    ctx.out.print(Panel(f"[bold]{chosen.id}[/]  {title(chosen)}", expand=True))
+    ctx.out.print(Panel(Text.assemble((chosen.id, "bold"), "  ", title(chosen)), expand=True))
     ctx.out.print(Markdown(path.read_text(encoding="utf-8")))
     files = Table(title=t("show.files"), title_justify="left", show_header=False, box=None)
     for file in chosen.learner_files():
-        files.add_row("✎", relative(file))
+        files.add_row("✎", Text(relative(file)))
     ctx.out.print(files)
     parts = Table(title=t("show.parts"), title_justify="left", box=None)
     parts.add_column(t("show.col.part"), no_wrap=True)
     parts.add_column(t("show.col.title"), overflow="fold")
     parts.add_column(t("show.col.devices"), no_wrap=True)
     for part in chosen.parts:
-        parts.add_row(part.id, pick(part.title), ", ".join(t("device." + d) for d in part.devices))
+        parts.add_row(Text(part.id), Text(pick(part.title)), ", ".join(t("device." + d) for d in part.devices))
     ctx.out.print(parts)
     if len(chosen.parts) > 1:
         ctx.out.print(t("show.one_part", id=chosen.id, part=chosen.parts[-1].id), style="dim")
