@@ -26,7 +26,8 @@ def test_every_message_the_code_uses_exists():
     """Every key written in the code (t, msg, Msg, explain, errors, reasons) is in the catalog;
     keys built from a prefix (status., device., progress.) have an entry for every value."""
     keys = set(i18n.catalog("en"))
-    pattern = re.compile(r"[\"']((?:" + "|".join(sorted({k.split(".")[0] for k in keys})) + r")\.[a-z_.0-9-]+)[\"']")
+    prefixes = "|".join(sorted({k.split(".")[0] for k in keys}))
+    pattern = re.compile(r"[\"']((?:" + prefixes + r")\.[a-z_.0-9-]+)[\"']")
     used = set()
     for path in PACKAGE.rglob("*.py"):
         used |= {k for k in pattern.findall(path.read_text()) if not k.endswith((".json", ".toml", ".md", ".py", ".txt"))}

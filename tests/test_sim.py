@@ -60,7 +60,8 @@ def test_several_launches_share_a_scratch_buffer(book):
 
 
 def test_a_missing_barrier_makes_the_result_depend_on_thread_order(book):
-    sim = run(book, "neighbours", ("    barrier()\n    if i < size:\n        output[i]", "    if i < size:\n        output[i]"))
+    sim = run(book, "neighbours", ("    barrier()\n    if i < size:\n        output[i]",
+                                   "    if i < size:\n        output[i]"))
     assert sim.status == Status.FAIL
     assert any(c.order_dependent for c in sim.cases)
     assert "reason.order" in [m.key for m in sim.reasons]
@@ -81,7 +82,8 @@ def test_two_threads_writing_one_shared_element_between_barriers_is_a_race(book)
 
 
 def test_a_barrier_some_threads_never_reach_is_reported_with_the_counts(book):
-    sim = run(book, "neighbours", ("        shared[t] = a[i]\n    barrier()\n", "        shared[t] = a[i]\n        barrier()\n"))
+    sim = run(book, "neighbours", ("        shared[t] = a[i]\n    barrier()\n",
+                                   "        shared[t] = a[i]\n        barrier()\n"))
     assert sim.status == Status.FAIL and kinds(sim) == {"divergent_barrier"}
     stuck = sim.findings[0].message.values
     assert (stuck["finished"], stuck["waiting"]) == (3, 1)  # size 9: the last block has one thread in range

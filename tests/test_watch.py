@@ -229,9 +229,9 @@ def test_a_hint_shown_during_a_run_is_not_forgotten_when_it_ends(root):
 
 
 def test_watch_command_rejects_an_unknown_id(root):
-    from workbook.cli import main
-
     import pytest
+
+    from workbook.cli import main
 
     with pytest.raises(SystemExit) as exited:
         main(["watch", "p19"])

@@ -60,7 +60,8 @@ def main(ctx: Context) -> int:
         table.add_column(justify="right", no_wrap=True)
         for puzzle in members:
             ps = current.of(puzzle.id)
-            table.add_row("  " + puzzle.id, Text(title(puzzle)), label(ps.progress, gating.gate(puzzle, gpu) is not None),
+            gated = gating.gate(puzzle, gpu) is not None
+            table.add_row("  " + puzzle.id, Text(title(puzzle)), label(ps.progress, gated),
                           t("list.hints", shown=ps.hints_shown, total=len(puzzle.hints)))
         ctx.out.print(table)
     ctx.out.print(t("list.progress", done=f"{total:g}", total=len(puzzles)))
