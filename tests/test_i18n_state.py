@@ -30,7 +30,8 @@ def test_every_message_the_code_uses_exists():
     pattern = re.compile(r"[\"']((?:" + prefixes + r")\.[a-z_.0-9-]+)[\"']")
     used = set()
     for path in PACKAGE.rglob("*.py"):
-        used |= {k for k in pattern.findall(path.read_text()) if not k.endswith((".json", ".toml", ".md", ".py", ".txt"))}
+        files = (".json", ".toml", ".md", ".py", ".txt")
+        used |= {k for k in pattern.findall(path.read_text()) if not k.endswith(files)}
     assert {"reason.race", "reason.no_gpu", "finding.divergent_barrier", "catalog.unknown_puzzle"} <= used
     for key in used:
         if key.endswith((".", "_")):
