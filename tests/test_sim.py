@@ -120,3 +120,11 @@ def test_a_cpu_function_using_gpu_ids_is_stopped_with_a_message(root):
     result = engine.check_puzzle(catalog.load("p18"), engine.Options(seed=1, quick=True, devices=("cpu",)))
     cpu = result.parts[0].kernels["cpu"]
     assert cpu.status == Status.CRASH and cpu.reasons[0].key == "run.sim_misuse"
+
+
+def test_a_read_past_the_end_of_an_input_is_named_with_the_thread(book):
+    sim = run(book, "neighbours", ("    if i < size:\n        shared[t] = a[i]\n", "    shared[t] = a[i]\n"))
+    assert sim.status == Status.FAIL and "read_out_of_bounds" in kinds(sim)
+    found = next(f for f in sim.findings if f.kind == "read_out_of_bounds").message.values
+    assert (found["buffer"], found["index"], found["size"]) == ("a", 9, 9)
+    assert found["who"].values == {"t": "1", "b": "2"}  # i = 2 * 4 + 1 = 9: the first past the end

@@ -426,9 +426,10 @@ class _Check:
         rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
         dev.max_abs_error = max(abs_errs) if abs_errs else None
         dev.max_rel_error = max(rel_errs) if rel_errs else None
-        if device == "sim":
+        if device == "sim" or raw.findings:
             dev.findings = [self._sim_finding(f, indices) for f in raw.findings
                             if f.get("case", -1) in indices or f.get("case", -1) < 0]
+        if device == "sim":
             dev.tools = msg("sim.checked")
         if not all(c.passed for c in dev.cases) or dev.findings:
             dev.status = Status.FAIL
@@ -477,6 +478,12 @@ class _Check:
         elif kind == "out_of_bounds":
             message = msg("finding.sim_out_of_bounds", buffer=raw["buffer"], index=raw["index"], size=raw["size"],
                           who=_global_thread(launch, raw["thread"]))
+        elif kind == "read_out_of_bounds":
+            per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else 1
+            who = (_global_thread(launch, raw["block"] * per_block + raw["thread"]) if raw["thread"] >= 0
+                   else msg("sim.cpu_kernel"))
+            key = "finding.read_out_of_bounds" if raw["buffer"] else "finding.read_outside"
+            message = msg(key, who=who, buffer=raw["buffer"], index=raw["index"], size=raw["size"])
         elif kind == "shared_out_of_bounds":
             message = msg("finding.sim_shared_outside", offset=raw["offset"], who=thread(raw["thread"]))
         elif kind == "shared_overflow":

@@ -34,7 +34,7 @@ class KernelRun:
     message: Msg | None = None
     output: str = ""  # the child's own words, for a crash
     outputs: dict[int, list[list[np.ndarray]]] = field(default_factory=dict)  # case -> repeats -> outputs
-    findings: list[dict] = field(default_factory=list)  # the simulator's, as it wrote them
+    findings: list[dict] = field(default_factory=list)  # the simulator's (and a faulting read), as JSON
     writers: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)  # (case, output) -> thread ids
     shared: dict[int, list[tuple[int, np.ndarray]]] = field(default_factory=dict)  # case -> (allocation, ids)
     seconds: float = 0.0
@@ -58,6 +58,12 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
         log = child.log_text()
         if outcome.timed_out or (result is None and outcome.returncode == -signal.SIGALRM):
             return KernelRun("timeout", msg("run.timeout", seconds=int(limit)), seconds=outcome.seconds)
+        fault = _fault(folder, cases) if outcome.returncode in (FAULT_EXIT, -signal.SIGSEGV, -signal.SIGBUS) \
+            else None
+        if fault is not None:  # a read outside memory, stopped at that read
+            got = KernelRun("fatal", seconds=outcome.seconds, findings=[fault])
+            got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, cases, repeats)
+            return got
         if result is None:
             return KernelRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds)
         got = KernelRun(result.get("status", "ok"), seconds=outcome.seconds)
@@ -67,6 +73,29 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
         return got
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+FAULT_EXIT = 71  # wbsim's fault handler: the process read outside memory
+
+
+def _fault(folder: Path, cases: list[int]) -> dict | None:
+    """What fault.bin says (the faulting address and simulated thread), placed in the
+    input whose guard page it hit: a read past the end of that input."""
+    try:
+        record = struct.unpack("<8q", (folder / "fault.bin").read_bytes()[:64])
+    except (OSError, struct.error):
+        return None
+    _sig, address, thread, block = record[:4]
+    _, numbers, _ = protocol.read_phase(folder)
+    case = numbers[0] - 1 if numbers else (cases[0] if cases else -1)
+    for line in (folder / "buffers.txt").read_text().splitlines() if (folder / "buffers.txt").exists() else []:
+        name, start, count, elem = line.split()
+        start, count, elem = int(start), int(count), int(elem)
+        if start - 64 * elem <= address < start + count * elem + 4096:
+            return {"case": case, "kind": "read_out_of_bounds", "buffer": name, "index": (address - start) // elem,
+                    "size": count, "thread": thread, "block": block}
+    return {"case": case, "kind": "read_out_of_bounds", "buffer": "", "index": -1, "size": 0,
+            "thread": thread, "block": block}
 
 
 def _death(code: int | None, log: str) -> Msg:

@@ -307,7 +307,8 @@ def _host_buffers(spec: CaseSpec) -> list[str]:
     lines = []
     for buf in spec.buffers.values():
         if buf.role == "input":
-            lines.append(f"    var {buf.var} = h.host_input[{MOJO_DTYPE[buf.dtype]}]({buf.offset}, {buf.count})")
+            lines.append(f'    var {buf.var} = h.host_input[{MOJO_DTYPE[buf.dtype]}]({buf.offset}, {buf.count}, '
+                         f'"{buf.name}")')
         else:
             lines.append(f"    var {buf.var} = host_buffer({buf.count}, {buf.elem}, True)")
     return lines

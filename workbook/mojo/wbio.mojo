@@ -8,7 +8,7 @@
 #   SECONDS  the time limit: the process ends itself (SIGALRM) past it
 #   CASES    comma-separated case numbers to run (default: all)
 
-from std.ffi import external_call
+from std.ffi import external_call, _get_global
 from std.sys import argv, size_of
 from std.utils.numerics import nan
 from std.time import perf_counter_ns
@@ -59,6 +59,7 @@ struct Harness(Movable):
     var started: Int
     var extra: String  # more fields for result.json, JSON text without braces
     var writers: FileHandle  # writers.bin: who wrote which element (the simulator)
+    var buffers: Int  # buffers.txt's file descriptor: name, address, count and element size of each input
 
     def __init__(out self) raises:
         var args = argv()
@@ -82,6 +83,11 @@ struct Harness(Movable):
         self.started = perf_counter_ns()
         self.extra = String()
         self.writers = open(self.dir + "/writers.bin", "w")
+        # Raw file descriptors: what they get is on disk before a fault ends the
+        # process. A read outside memory is then reported, not just a crash: the
+        # fault handler writes where and which thread to fault.bin (see wbsim).
+        self.buffers = _create(self.dir + "/buffers.txt")
+        _fault_fd()[] = _create(self.dir + "/fault.bin")
 
     def wants(self, index: Int) -> Bool:
         if len(self.selected) == 0:
@@ -125,9 +131,12 @@ struct Harness(Movable):
 
     # --- host memory (cpu and sim) -----------------------------------------
 
-    def host_input[dtype: DType](self, offset: Int, count: Int) -> Int:
+    def host_input[dtype: DType](mut self, offset: Int, count: Int, name: String) raises -> Int:
         var address = host_buffer(count, size_of[dtype](), False)
         _ = external_call["memcpy", Int](address, self.input_address(offset), count * size_of[dtype]())
+        # Where each input lies, to name the one a faulting read went past.
+        var line = String(name, " ", address, " ", count, " ", size_of[dtype](), "\n")
+        raw_write(self.buffers, Int(line.unsafe_ptr()), line.byte_length())
         return address
 
     # --- device memory (gpu) ---------------------------------------------
@@ -148,6 +157,7 @@ struct Harness(Movable):
     def finish(mut self, status: String, message: String = "") raises:
         self.out.close()
         self.writers.close()
+        _ = external_call["close", Int32](Int32(self.buffers))
         var seconds = Float64(perf_counter_ns() - self.started) / 1e9
         var text = String('{"status": "', status, '", "message": "', _json_escape(message),
                           '", "seconds": ', seconds)
@@ -192,15 +202,61 @@ def alloc_bytes(n: Int) -> Int:
     return Int(unsafe_alloc[UInt8](max(n, 1), alignment=64))
 
 
+comptime PAGE = 4096
+
+
+def _make_cell() -> Optional[OpaquePointer[MutUntrackedOrigin]]:
+    var cell = unsafe_alloc[Int](1)
+    cell[] = -1
+    return cell.unsafe_bitcast[NoneType]()
+
+
+def _keep_cell(p: Optional[OpaquePointer[MutUntrackedOrigin]]):
+    pass
+
+
+def _fault_fd() -> Pointer[Int, MutUntrackedOrigin]:
+    """The file descriptor of fault.bin, where a fault handler writes (-1: none)."""
+    var cell = _get_global["WORKBOOK_FAULT_FD", _make_cell, _keep_cell]()
+    return cell.value().unsafe_bitcast[Int]()
+
+
+def fault_fd() -> Int:
+    return _fault_fd()[]
+
+
+def raw_write(fd: Int, address: Int, nbytes: Int):
+    """write(2) through syscall(): the standard library declares `write` with other
+    argument types, and two declarations of one C function may not differ."""
+    _ = external_call["syscall", Int](Int(1), fd, address, nbytes)  # SYS_write
+
+
+def _create(path: String) -> Int:
+    """creat(path): a new empty file for writing, as a file descriptor (or -1). Not
+    open(): the standard library calls it with other argument types."""
+    var n = path.byte_length()
+    var c = alloc_bytes(n + 1)
+    _ = external_call["memcpy", Int](c, Int(path.unsafe_ptr()), n)
+    Pointer[UInt8, MutUntrackedOrigin](unsafe_from_address=c + n)[] = 0
+    return Int(external_call["creat", Int32](c, UInt32(0o644)))
+
+
 def host_buffer(count: Int, elem: Int, output: Bool) -> Int:
-    """Host memory for the CPU and the simulator, with PAD elements on both
-    sides: a read past either end gives NaN, and the simulator sees a write
-    there. Inputs are padded with 0xFF bytes, outputs with POISON_WORD.
-    Returns the address of element 0."""
-    var total = (count + 2 * PAD) * elem
-    var raw = alloc_bytes(total)
+    """Host memory for the CPU and the simulator. Returns the address of element 0.
+
+    An output has PAD elements of POISON_WORD on both sides: the simulator sees
+    a write there. An input ends exactly where a page nobody may touch begins,
+    so a read past its end stops the run at that read (see wbsim's fault
+    handler), and PAD elements of 0xFF bytes before it read as NaN."""
     if output:
+        var total = (count + 2 * PAD) * elem
+        var raw = alloc_bytes(total)
         fill_words(raw, total, POISON_WORD)
-    else:
-        _ = external_call["memset", Int](raw, Int32(0xFF), total)
-    return raw + PAD * elem
+        return raw + PAD * elem
+    var data = count * elem
+    var pages = (PAD * elem + data + PAGE - 1) // PAGE + 1
+    var raw = external_call["mmap", Int](Int(0), pages * PAGE, Int32(3), Int32(0x22), Int32(-1), Int(0))
+    var guard = raw + (pages - 1) * PAGE
+    _ = external_call["memset", Int](raw, Int32(0xFF), guard - raw)
+    _ = external_call["mprotect", Int32](guard, PAGE, Int32(0))  # PROT_NONE
+    return guard - data

@@ -27,7 +27,7 @@ from std.sys import size_of
 from layout import TileTensor
 from layout.tile_layout import TensorLayout
 from max.gpu.memory import AddressSpace
-from wbio import PAD, Harness
+from wbio import PAD, Harness, fault_fd, raw_write
 
 comptime _RUNNING = 0
 comptime _AT_BARRIER = 1
@@ -266,6 +266,41 @@ def stack_allocation[
 
 
 # ---------------------------------------------------------------------------
+# A read outside memory: which thread, and where.
+# ---------------------------------------------------------------------------
+
+
+def _on_fault(sig: Int32, info: OpaquePointer[MutUntrackedOrigin], context: OpaquePointer[MutUntrackedOrigin]) abi("C"):
+    """SIGSEGV/SIGBUS: write the faulting address and the simulated thread (if any)
+    to fault.bin, then end the process. Only async-signal-safe calls here."""
+    var record = SIMD[DType.int64, 8](-1)
+    record[0] = Int64(sig)
+    record[1] = Int64(Pointer[Int, MutUntrackedOrigin](unsafe_from_address=Int(info) + 16)[])  # si_addr
+    var address = external_call["pthread_getspecific", Int](_key())
+    if address != 0:
+        var t = Pointer[_Thread, MutUntrackedOrigin](unsafe_from_address=address)
+        var b = Pointer[_Block, MutUntrackedOrigin](unsafe_from_address=t[].block)
+        record[2] = Int64(t[].linear)
+        record[3] = Int64((b[].bz * b[].gy + b[].by) * b[].gx + b[].bx)
+    var fd = fault_fd()
+    if fd >= 0:
+        raw_write(fd, Int(Pointer(to=record)), 64)
+    external_call["_exit", NoneType](Int32(71))
+
+
+def install_fault_handler():
+    """Report a read past the end of an input (it lands on a guard page) instead of dying mute."""
+    var act = _alloc_bytes(256)
+    _fill(act, 0, 256)
+    Pointer[Int, MutUntrackedOrigin](unsafe_from_address=act)[] = external_call["memmove", Int](
+        _on_fault, Int(0), Int(0)
+    )
+    Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=act + 136)[] = Int32(4)  # SA_SIGINFO
+    _ = external_call["sigaction", Int32](Int32(11), act, Int(0))  # SIGSEGV
+    _ = external_call["sigaction", Int32](Int32(7), act, Int(0))  # SIGBUS
+
+
+# ---------------------------------------------------------------------------
 # Launching.
 # ---------------------------------------------------------------------------
 
@@ -346,6 +381,7 @@ struct Sim(Movable):
     var table: Int
 
     def __init__(out self):
+        install_fault_handler()
         self.watches = List[_Watch]()
         self.findings = List[String]()
         self.counts = List[Int]()
