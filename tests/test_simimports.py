@@ -45,7 +45,7 @@ def test_a_parenthesised_import_keeps_its_line_count():
 
 
 @pytest.mark.parametrize("source,line,what", [
-    ("x = 1\nfrom max.gpu.primitives import block\n", 2, "block from max.gpu.primitives"),
+    ("x = 1\nfrom max.gpu.primitives import warp\n", 2, "warp from max.gpu.primitives"),
     ("import max.gpu\n", 1, "import max.gpu"),
     ("from max.gpu import *\n", 1, "from max.gpu import *"),
     ("from max.gpu import thread_idx, lane_id\n", 1, "lane_id from max.gpu"),

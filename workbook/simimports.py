@@ -21,6 +21,7 @@ PROVIDED = {
     "max.gpu.sync": {"barrier"},
     "layout": {"stack_allocation"},
     "layout.tile_tensor": {"stack_allocation"},
+    "max.gpu.primitives": {"block"},
 }
 # Modules whose other names are fine to keep on the CPU (host code, types).
 KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host", "max.gpu.memory"}

@@ -24,6 +24,7 @@
 from std.ffi import external_call, _get_global
 from std.memory.alloc import unsafe_alloc
 from std.sys import size_of
+from std.utils.numerics import nan
 from layout import TileTensor
 from layout.tile_layout import TensorLayout
 from max.gpu.memory import AddressSpace
@@ -37,6 +38,8 @@ comptime _FINISHED = 2
 comptime SHARED_BYTES = 48 * 1024
 comptime _WORD = 4
 comptime _STACK_BYTES = 512 * 1024
+# Bytes each thread may put into a block-wide primitive (a SIMD value).
+comptime _SCRATCH_SLOT = 64
 # Most findings of one kind worth keeping.
 comptime _MAX_FINDINGS = 8
 
@@ -140,6 +143,7 @@ struct _Block(Copyable):
     var table: Int  # the shared allocations: (offset, bytes, element bytes) triples
     var table_len: Int
     var problem: Int  # 0 none, 1 over the shared memory limit, 2 calls differ
+    var scratch: Int  # where block-wide primitives (block.sum...) exchange values
 
 
 def _current() -> Pointer[_Thread, MutUntrackedOrigin]:
@@ -263,6 +267,125 @@ def stack_allocation[
     return TileTensor[dtype, LayoutType, MutUntrackedOrigin, address_space=address_space](
         ptr=ptr, layout=layout
     )
+
+
+# ---------------------------------------------------------------------------
+# Block-wide primitives: `from max.gpu.primitives import block`.
+# ---------------------------------------------------------------------------
+# Each one is what the GPU does, said plainly: every thread puts its value in
+# the block's scratch, barrier(), every thread reads what it needs, barrier().
+# A thread that skips the call is a barrier some threads never reach. With
+# broadcast=False only thread 0 gets the result: the others get NaN (floats),
+# so a kernel that uses it elsewhere shows it.
+
+
+def _slot[dtype: DType, width: SIMDLength](b: Pointer[_Block, MutUntrackedOrigin], thread: Int) -> Pointer[
+    SIMD[dtype, width], MutUntrackedOrigin
+]:
+    comptime assert size_of[SIMD[dtype, width]]() <= _SCRATCH_SLOT, "a value this wide can't go through block.*"
+    return Pointer[SIMD[dtype, width], MutUntrackedOrigin](unsafe_from_address=b[].scratch + thread * _SCRATCH_SLOT)
+
+
+def _check_size(name: StaticString, block_size: Int, b: Pointer[_Block, MutUntrackedOrigin]):
+    var threads = b[].dx * b[].dy * b[].dz
+    if block_size != threads:
+        _die(String("block.", name, "[block_size=", block_size, "] in a block of ", threads,
+                    " threads: block_size must be the number of threads in the block"))
+
+
+def _share[dtype: DType, width: SIMDLength](name: StaticString, block_size: Int, val: SIMD[dtype, width]) -> Int:
+    """Put this thread's value in the scratch and wait for everyone's; its thread number."""
+    var t = _current()
+    var b = _block_of(t)
+    _check_size(name, block_size, b)
+    _slot[dtype, width](b, t[].linear)[] = val
+    barrier()
+    return t[].linear
+
+
+def _fold[dtype: DType, width: SIMDLength](op: Int, upto: Int) -> SIMD[dtype, width]:
+    """0 sum, 1 max, 2 min of the first `upto` values in the scratch, in thread order."""
+    var b = _block_of(_current())
+    var acc = _slot[dtype, width](b, 0)[]
+    for k in range(1, upto):
+        var v = _slot[dtype, width](b, k)[]
+        if op == 0:
+            acc = acc + v
+        elif op == 1:
+            acc = max(acc, v)
+        else:
+            acc = min(acc, v)
+    return acc
+
+
+def _only_thread_zero[dtype: DType, width: SIMDLength](me: Int, result: SIMD[dtype, width],
+                                                     own: SIMD[dtype, width]) -> SIMD[dtype, width]:
+    if me == 0:
+        return result
+    comptime if dtype.is_floating_point():
+        return SIMD[dtype, width](nan[dtype]())
+    else:
+        return own
+
+
+@fieldwise_init
+struct block(ImplicitlyCopyable):
+    """block.sum, block.max, block.min, block.prefix_sum and block.broadcast, on the simulator."""
+
+    @staticmethod
+    def sum[dtype: DType, width: SIMDLength, //, *, block_size: Int, broadcast: Bool = True](
+        val: SIMD[dtype, width]
+    ) -> SIMD[dtype, width]:
+        var me = _share("sum", block_size, val)
+        var total = _fold[dtype, width](0, block_size)
+        barrier()
+        comptime if broadcast:
+            return total
+        else:
+            return _only_thread_zero(me, total, val)
+
+    @staticmethod
+    def max[dtype: DType, width: SIMDLength, //, *, block_size: Int, broadcast: Bool = True](
+        val: SIMD[dtype, width]
+    ) -> SIMD[dtype, width]:
+        var me = _share("max", block_size, val)
+        var found = _fold[dtype, width](1, block_size)
+        barrier()
+        comptime if broadcast:
+            return found
+        else:
+            return _only_thread_zero(me, found, val)
+
+    @staticmethod
+    def min[dtype: DType, width: SIMDLength, //, *, block_size: Int, broadcast: Bool = True](
+        val: SIMD[dtype, width]
+    ) -> SIMD[dtype, width]:
+        var me = _share("min", block_size, val)
+        var found = _fold[dtype, width](2, block_size)
+        barrier()
+        comptime if broadcast:
+            return found
+        else:
+            return _only_thread_zero(me, found, val)
+
+    @staticmethod
+    def prefix_sum[dtype: DType, //, *, block_size: Int, exclusive: Bool = False](val: Scalar[dtype]) -> Scalar[dtype]:
+        var me = _share("prefix_sum", block_size, val)
+        var total = Scalar[dtype](0)
+        var b = _block_of(_current())
+        for k in range(me if exclusive else me + 1):
+            total += _slot[dtype, 1](b, k)[]
+        barrier()
+        return total
+
+    @staticmethod
+    def broadcast[dtype: DType, width: SIMDLength, //, *, block_size: Int](
+        val: SIMD[dtype, width], src_thread: Int = 0
+    ) -> SIMD[dtype, width]:
+        _ = _share("broadcast", block_size, val)
+        var got = _slot[dtype, width](_block_of(_current()), src_thread)[]
+        barrier()
+        return got
 
 
 # ---------------------------------------------------------------------------
@@ -472,6 +595,7 @@ struct Sim(Movable):
         var sems = List[Int]()
         for _ in range(threads):
             sems.append(_sem_new())
+        var scratch = _alloc_bytes(threads * _SCRATCH_SLOT)
         for nb in range(blocks):
             var lb = blocks - 1 - nb if reverse else nb
             var bx = lb % grid.x
@@ -482,7 +606,7 @@ struct Sim(Movable):
             _fill(self.stamps, 0xFF, 2 * SHARED_BYTES // _WORD * 8)
             var blk = unsafe_alloc[_Block](1)
             blk.unsafe_write(_Block(bx, by, bz, block.x, block.y, block.z, grid.x, grid.y, grid.z,
-                                    main_sem, self.arena, self.table, 0, 0))
+                                    main_sem, self.arena, self.table, 0, 0, scratch))
             for i in range(threads):
                 var tx = i % block.x
                 var ty = (i // block.x) % block.y
