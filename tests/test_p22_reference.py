@@ -24,7 +24,7 @@ ref = _load_reference()
 @pytest.mark.parametrize("x_shift", [0.0, 3.0])
 def test_analytic_gradients_match_central_differences(x_shift):
     rng = np.random.default_rng(22)
-    params = {"batch": 2, "seq": 3, "hidden": 5, "out": 4}
+    params = {"batch": 2, "seq": 3, "hidden": 5, "out_dim": 4}
     inputs = ref._inputs(rng, params, 1.0, x_shift)
     inputs64 = {k: v.astype(np.float64) for k, v in inputs.items()}
 
@@ -48,7 +48,7 @@ def test_forward_output_matches_forward():
 def test_dropping_the_variance_term_is_caught():
     # The check above is only worth something if a plausible mistake fails it.
     rng = np.random.default_rng(3)
-    params = {"batch": 1, "seq": 2, "hidden": 6, "out": 3}
+    params = {"batch": 1, "seq": 2, "hidden": 6, "out_dim": 3}
     inputs64 = {k: v.astype(np.float64) for k, v in ref._inputs(rng, params, 1.0, 0.0).items()}
     numeric = ref.finite_difference_gradients(**inputs64)["grad_input"]
 
@@ -64,9 +64,9 @@ def test_cases_cover_the_promised_shapes():
     rng = np.random.default_rng(0)
     all_cases = ref.cases(rng, "")
     shapes = [c["params"] for c in all_cases]
-    assert {"batch": 4, "seq": 4, "hidden": 8, "out": 16} in shapes
+    assert {"batch": 4, "seq": 4, "hidden": 8, "out_dim": 16} in shapes
     assert any(
-        p["hidden"] & (p["hidden"] - 1) and p["out"] & (p["out"] - 1) for p in shapes
+        p["hidden"] & (p["hidden"] - 1) and p["out_dim"] & (p["out_dim"] - 1) for p in shapes
     ), "a shape with hidden and out not powers of two"
     for case in all_cases:
         p = case["params"]
@@ -75,8 +75,8 @@ def test_cases_cover_the_promised_shapes():
             "x": (p["batch"], p["seq"], p["hidden"]),
             "ln_weight": (p["hidden"],),
             "ln_bias": (p["hidden"],),
-            "weight": (p["out"], p["hidden"]),
-            "bias": (p["out"],),
-            "grad_output": (p["batch"], p["seq"], p["out"]),
+            "weight": (p["out_dim"], p["hidden"]),
+            "bias": (p["out_dim"],),
+            "grad_output": (p["batch"], p["seq"], p["out_dim"]),
         }
         assert all(v.dtype == np.float32 for v in case["inputs"].values())

@@ -1,8 +1,19 @@
 """Inputs and expected results for puzzle 18 (softmax).
 
-The cases are chosen to catch the classic softmax bugs: no max subtraction
-(large magnitudes overflow exp), a wrong maximum (all-negative vectors), an
-off-by-one (every element matters), and ties.
+softmax(x)_i = exp(x_i - m) / sum_j exp(x_j - m), with m = max_j x_j. Which
+input makes each term decide the answer:
+
+- `- m` at all: inputs above 88.7, where exp overflows float32 ("large");
+- `m` being the true maximum, not a start value such as 0: every input far
+  below 0, where exp(x - 0) underflows to 0 for all of them and the sum is
+  0 ("all below exp underflow", "all negative");
+- `m` covering every element: one element 100 above the rest, at the first,
+  an interior and the last position; a maximum that misses it lets
+  exp(100) overflow ("spike at the first/middle/end");
+- the sum covering every element, and the division: ties and a wide spread
+  make every term count ("ties", "wide spread", "random normal").
+The GPU kernel runs one block of 128 threads over the 128 values, so every
+case is also the largest launch (racecheck and the simulator see all of them).
 """
 
 import numpy as np
@@ -20,14 +31,21 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
 
     ties = np.full(SIZE, 3.0)
     ties[rng.choice(SIZE, 8, replace=False)] = 7.5
-    last_is_max = rng.normal(size=SIZE)
-    last_is_max[-1] = 6.0
+
+    def spike(position: int) -> np.ndarray:
+        x = rng.normal(size=SIZE)
+        x[position] = 100.0
+        return x
+
     return [
         case("random normal", "정규분포 난수", rng.normal(size=SIZE)),
         case("large (exp overflows)", "큰 값 (exp 오버플로)", rng.uniform(80.0, 120.0, size=SIZE)),
         case("all negative", "모두 음수", rng.uniform(-120.0, -60.0, size=SIZE)),
+        case("all below exp underflow", "모두 exp 언더플로 아래", rng.uniform(-250.0, -150.0, size=SIZE)),
+        case("spike at the first", "맨 앞에 튀는 값", spike(0)),
+        case("spike in the middle", "가운데에 튀는 값", spike(77)),
+        case("spike at the end", "맨 끝에 튀는 값", spike(SIZE - 1)),
         case("ties", "같은 값 여럿", ties),
-        case("max at the end", "최댓값이 맨 끝", last_is_max),
         case("wide spread", "넓은 범위", rng.uniform(-30.0, 30.0, size=SIZE)),
     ]
 

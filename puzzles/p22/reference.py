@@ -1,6 +1,24 @@
 """Puzzle 22 reference: inputs, and the expected forward output and gradients.
 
 Everything is computed in float64 NumPy from the float32 inputs the op sees.
+Which input makes each term decide the answer:
+
+- the mean: every row has its own; "shifted x" moves it far (50) from 0, where
+  E[x^2] - mean^2 loses the variance's digits in float32;
+- EPS inside the square root: rows whose variance is far below EPS = 1e-5
+  ("almost-zero rows", "tiny x"), where 1/sqrt(var + EPS) is about
+  1/sqrt(EPS), while 1/(sqrt(var) + EPS) or no EPS at all is 10 to 1000 times
+  larger;
+- inv_std in grad_input: "large x" (grad_input shrinks with the scale);
+- the mean term and the variance term of grad_input: present in every case
+  (the invariants check both: rows of grad_input sum to 0 and are orthogonal
+  to xhat);
+- gamma and beta: drawn away from 1 and 0, so forgetting either shows;
+- the parameter gradients are sums over every position: batch * seq > 1 in
+  every case, so a kernel that writes instead of adding keeps one position's
+  share only;
+- the sizes: hidden 8 and 12 (fewer than the 64 threads of a block) and 100
+  (more, so a kernel that does not stride over the row leaves part of it).
 """
 
 from __future__ import annotations
@@ -64,6 +82,11 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         # them all. (Measured with the CPU op: the shortcut misses by up to
         # 5e-3, the two passes by 3.5e-5.)
         case("shifted x", "평균이 먼 x", first, _inputs(rng, first, 1.0, 50.0)),
+        # Variance about 1e-8, a thousand times below EPS: EPS decides inv_std.
+        # (Around 0, not around a constant: float32 keeps every digit of values that small.)
+        case("almost-zero rows", "거의 0인 행", first, _inputs(rng, first, 1e-4, 0.0)),
+        # The same at scale 1e-3 (variance 1e-6): EPS still counts for a tenth.
+        case("tiny x", "아주 작은 x", first, _inputs(rng, first, 1e-3, 0.0)),
     ]
     for params in others:
         name = "{batch}x{seq}x{hidden} -> {out_dim}".format(**params)
@@ -160,12 +183,16 @@ def invariants(case: dict, outputs: dict[str, np.ndarray], part: str):
     x = np.asarray(case["inputs"]["x"], dtype=np.float64)
     gx = np.asarray(outputs["grad_input"], dtype=np.float64)
     mean = x.mean(axis=-1, keepdims=True)
-    xhat = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + EPS)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    xhat = (x - mean) / np.sqrt(var + EPS)
     # Relative to the size of the gradient, so the check does not depend on scale.
     scale = np.abs(gx).sum(axis=-1).max() if np.all(np.isfinite(gx)) else np.inf
     scale = max(scale, 1e-30)
     row_sum = np.abs(gx.sum(axis=-1)).max() / scale
-    row_dot = np.abs((gx * xhat).sum(axis=-1)).max() / scale
+    # Orthogonality holds exactly only where EPS is negligible: sum(gx * xhat) is
+    # inv_std * sum(dxhat * xhat) * EPS / (var + EPS). Rows near EPS are left out.
+    big = (var > 1e3 * EPS)[..., 0]
+    row_dot = float(np.abs((gx * xhat).sum(axis=-1))[big].max() / scale) if big.any() else 0.0
     return [
         ({"en": "rows of grad_input sum to 0", "ko": "grad_input의 각 행의 합이 0"},
          bool(row_sum < 1e-4), f"{row_sum:.1e}"),
