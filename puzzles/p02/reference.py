@@ -13,6 +13,8 @@ Which input makes each part of the kernel decide the answer:
   twice a, so a wrong sign is far off;
 - one thread per element: the block is exactly `size` wide, so a thread that
   writes another's element leaves one unwritten (NaN);
+- a block of 100 threads ("100 values, several warps"): threads 32 and up
+  belong to other warps than thread 0, and must still find their own element;
 - float32: the reference adds in float32, as the kernel does, so the check is
   exact. In "big a + small b rounds" most sums round (the spacing of float32
   near 2e7 is 2), the same way in both.
@@ -40,7 +42,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("b almost cancels a, 7", "b가 a를 거의 상쇄, 7개", big, -big.astype(np.float32) + offsets),
         _case("big a + small b rounds, 13", "큰 a + 작은 b가 반올림됨, 13개",
               rng.uniform(1e7, 3e7, 13), rng.uniform(0.1, 4, 13)),
-        _case("random, 100 values", "무작위 값 100개", rng.normal(0, 100, 100), rng.normal(0, 100, 100)),
+        _case("100 values, several warps", "값 100개, 워프 여러 개", rng.normal(0, 100, 100), rng.normal(0, 100, 100)),
     ]
 
 
