@@ -17,7 +17,8 @@ elements after it. Which input makes each term decide the answer:
   never copied fails there, and only there;
 - the halo past the end: when the last block is full ('one full block, 64',
   '3 full blocks, 192'), its last outputs read the halo slots, which must
-  hold 0: an unguarded halo read shows there;
+  hold 0: an unguarded halo read shows there in the values (and the
+  simulator stops at any read past the end of `a`, in every case);
 - barrier(): every case has several threads reading slots others wrote;
   '16 blocks, 1000' has the most blocks and threads (64 threads are two
   warps), where a missing barrier is likeliest to show on a real GPU.

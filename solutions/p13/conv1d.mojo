@@ -74,7 +74,8 @@ def conv1d_simple[size: Int](
 
     # FILL IN: wait for the whole block. Then, if i < size, add up
     # shared_a[i + j] * shared_b[j] for j = 0 .. CONV - 1, leaving out the j
-    # where i + j >= size, and write the sum to output[i]. (about 7 lines)
+    # where i + j >= size, and write the sum to output[i]. `comptime for j in
+    # range(CONV):` writes the loop out at compile time. (about 7 lines)
     #| pass
     barrier()
     if i < size:

@@ -46,7 +46,9 @@ def pooling[size: Int](
     var first = block_idx.x * TPB  # the block's first element
     var i = first + t  # this thread's element
     # The block's shared memory: 2 halo slots, then one slot per thread.
-    var window = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB + 2]())
+    var window = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB + 2]())
 
     # FILL IN: copy into `window`. Thread t puts its own element a[i] in
     # slot t + 2 (only if i < size). Threads 0 and 1 also fill halo slot t

@@ -11,9 +11,9 @@
 #
 #     slot       0        1        2       3       4    5    6    7
 #     start      p0       p1       p2      p3      p4   p5   p6   p7
-#     stride 4   p0+p4    p1+p5    p2+p6   p3+p7        threads 0..3 add slot t + 4
-#     stride 2   [0]+[2]  [1]+[3]                       threads 0..1 add slot t + 2
-#     stride 1   [0]+[1]                                thread 0 adds slot 1
+#     stride 4   p0+p4    p1+p5    p2+p6   p3+p7        threads 0..3 add
+#     stride 2   [0]+[2]  [1]+[3]                       threads 0..1 add
+#     stride 1   [0]+[1]                                thread 0 adds
 #                   |
 #                   v
 #     partial[block_idx.x] = p0 + p1 + ... + p7
@@ -45,7 +45,9 @@ def partial_dots[size: Int, blocks: Int](
 ):
     var t = thread_idx.x  # this thread's place in its block
     var i = block_idx.x * TPB + t  # this thread's element
-    var products = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB]())
+    var products = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB]())
 
     # FILL IN: thread t stores a[i] * b[i] in products[t], or 0 if i is past
     # the end, so that every one of the TPB slots holds a number. Then wait

@@ -57,8 +57,12 @@ def conv1d_simple[size: Int](
 ):
     comptime assert size <= TPB, "part simple runs one block: size <= TPB"
     var i = thread_idx.x  # one block: the thread's number is its element
-    var shared_a = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB]())
-    var shared_b = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[CONV]())
+    var shared_a = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB]())
+    var shared_b = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[CONV]())
 
     # FILL IN: thread i copies a[i] into shared_a[i] (only if i < size), and
     # the first CONV threads copy b[i] into shared_b[i]. (4 lines)
@@ -71,7 +75,8 @@ def conv1d_simple[size: Int](
 
     # FILL IN: wait for the whole block. Then, if i < size, add up
     # shared_a[i + j] * shared_b[j] for j = 0 .. CONV - 1, leaving out the j
-    # where i + j >= size, and write the sum to output[i]. (about 7 lines)
+    # where i + j >= size, and write the sum to output[i]. `comptime for j in
+    # range(CONV):` writes the loop out at compile time. (about 7 lines)
     #| pass
     barrier()
     if i < size:
@@ -97,8 +102,12 @@ def conv1d_blocks[size: Int](
     var first = block_idx.x * TPB  # the block's first element
     var i = first + t  # this thread's element
     # TPB slots for the block's own elements, then CONV - 1 for its halo.
-    var shared_a = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB + CONV - 1]())
-    var shared_b = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[CONV]())
+    var shared_a = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB + CONV - 1]())
+    var shared_b = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[CONV]())
 
     # FILL IN: fill shared memory, with 0 for every element past the end of a:
     # - thread t: a[i] into shared_a[t];
