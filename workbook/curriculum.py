@@ -142,7 +142,8 @@ def meets(result: PuzzleResult, e: Expectation) -> tuple[bool, str]:
             if case is None or case.passed:
                 problems.append(f"case '{e.case}' {'passed' if case else 'is missing'}")
                 continue
-            if e.output and not any(o.name == e.output and not o.passed for o in case.outputs):
+            stopped = not case.ran  # the run stopped inside this case (a read outside memory)
+            if e.output and not stopped and not any(o.name == e.output and not o.passed for o in case.outputs):
                 problems.append(f"output '{e.output}' of '{e.case}' passed")
                 continue
         return True, ""
@@ -229,11 +230,14 @@ def run_skeleton(sandbox: Sandbox, pid: str, seed: int = 5) -> Verdict:
     untouched = engine.check_puzzle(puzzle, engine.Options(seed=seed, quick=True))
     forced = engine.check_puzzle(puzzle, engine.Options(seed=seed, force=True, quick=True,
                                                         devices=every_device(puzzle)))
+    # A skeleton must compile (the learner's first run shows their kernel's result, not an
+    # error in code they were given) and must never pass.
+    fine = forced.status not in (Status.PASS, Status.COMPILE_ERROR)
     if puzzle.skeleton_runs:  # a debugging puzzle: the skeleton is the buggy code, and runs
-        ok = untouched.status not in (Status.PASS, Status.NOT_STARTED) and forced.status != Status.PASS
+        ok = untouched.status not in (Status.PASS, Status.NOT_STARTED) and fine
     else:
-        ok = untouched.status == Status.NOT_STARTED and forced.status != Status.PASS
-    return Verdict(pid, f"{pid}: the skeleton is not_started (or runs and fails), and fails when forced", ok,
+        ok = untouched.status == Status.NOT_STARTED and fine
+    return Verdict(pid, f"{pid}: the skeleton is not_started (or runs and fails), compiles, and fails when forced", ok,
                    f"untouched {untouched.status.value}, forced {forced.status.value}")
 
 

@@ -43,7 +43,32 @@ class KernelRun:
 def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,
         cases: list[int], prefix: list[str] | None = None, env: dict[str, str] | None = None,
         limit: float | None = None, tick=None) -> KernelRun:
-    """Run `binary` in `mode` (gpu, cpu, sim) on `cases`, `repeats` times each."""
+    """Run `binary` in `mode` (gpu, cpu, sim) on `cases`, `repeats` times each.
+
+    A read outside memory ends the process at that read (see wbsim): the case it
+    happened in is reported, and the launcher runs again for the cases after it,
+    so one faulting case does not hide the others."""
+    total = KernelRun("ok")
+    remaining = list(cases)
+    while remaining:
+        got, faulted = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix, env, limit, tick)
+        total.seconds += got.seconds
+        total.outputs.update(got.outputs)
+        total.findings += got.findings
+        total.writers.update(got.writers)
+        total.shared.update(got.shared)
+        if got.status not in ("ok", "fatal") or faulted is None:
+            total.status = got.status if got.status != "ok" else total.status
+            total.message, total.output = got.message or total.message, got.output or total.output
+            return total
+        total.status = "fatal"
+        remaining = remaining[remaining.index(faulted) + 1:] if faulted in remaining else []
+    return total
+
+
+def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,
+              cases: list[int], prefix, env, limit, tick) -> tuple[KernelRun, int | None]:
+    """One process over `cases`; the case a faulting read stopped it in, if one did."""
     folder = Path(tempfile.mkdtemp(prefix=f"workbook-{plan.puzzle.id}-{mode}-"))
     try:
         (folder / protocol.INPUTS_BIN).symlink_to(inputs)
@@ -53,24 +78,26 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
         child = children.start(argv, log=folder / protocol.LOG, env=env, cwd=folder)
         outcome = children.wait(child, limit, (lambda: tick(folder)) if tick else None)
         if outcome.cancelled:
-            return KernelRun("cancelled", seconds=outcome.seconds)
+            return KernelRun("cancelled", seconds=outcome.seconds), None
         result = protocol.read_result(folder)
         log = child.log_text()
         if outcome.timed_out or (result is None and outcome.returncode == -signal.SIGALRM):
-            return KernelRun("timeout", msg("run.timeout", seconds=int(limit)), seconds=outcome.seconds)
+            return KernelRun("timeout", msg("run.timeout", seconds=int(limit)), seconds=outcome.seconds), None
         fault = _fault(folder, cases) if outcome.returncode in (FAULT_EXIT, -signal.SIGSEGV, -signal.SIGBUS) \
             else None
         if fault is not None:  # a read outside memory, stopped at that read
             got = KernelRun("fatal", seconds=outcome.seconds, findings=[fault])
-            got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, cases, repeats)
-            return got
+            done = cases[:cases.index(fault["case"])] if fault["case"] in cases else []
+            got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, done, repeats)
+            _read_writers(folder / protocol.WRITERS_BIN, got)
+            return got, fault["case"]
         if result is None:
-            return KernelRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds)
+            return KernelRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds), None
         got = KernelRun(result.get("status", "ok"), seconds=outcome.seconds)
         got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, cases, repeats)
         got.findings = result.get("findings", [])
         _read_writers(folder / protocol.WRITERS_BIN, got)
-        return got
+        return got, None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -390,7 +390,7 @@ def generate_host(plan: Plan, with_sim: bool = True) -> str:
     lines += _dispatch(cpu_cases, len(plan.cases), "_cpu", "h", "        ")
     lines.append("    else:")
     for spec in sim_cases:
-        lines += [f"        if h.wants({spec.index}) and not sim.fatal:",
+        lines += [f"        if h.wants({spec.index}):",
                   f"            h.phase({spec.index}, {len(plan.cases)})",
                   f"            sim.start_case({spec.index})",
                   f"            case_{spec.index}_sim(h, sim)"]

@@ -492,7 +492,8 @@ struct Sim(Movable):
     var findings: List[String]  # JSON objects without their closing brace
     var counts: List[Int]  # how often each was seen
     var finding_keys: List[String]
-    var fatal: Bool
+    var fatal: Bool  # this case's launch could not finish
+    var stopped: Bool  # some case's launch could not finish
     var launches: Int
     var case_index: Int  # the case being run, named in findings
     var shared_table: String  # the first block's shared allocations, as JSON
@@ -510,6 +511,7 @@ struct Sim(Movable):
         self.counts = List[Int]()
         self.finding_keys = List[String]()
         self.fatal = False
+        self.stopped = False
         self.launches = 0
         self.case_index = -1
         self.shared_table = String("[]")
@@ -522,9 +524,13 @@ struct Sim(Movable):
         self.table = _alloc_bytes(64 * 3 * 8)
 
     def start_case(mut self, index: Int):
-        """A new case: its buffers replace the last case's."""
+        """A new case: its buffers replace the last case's. A case the simulator had
+        to stop (threads left waiting at a barrier) does not stop the next one: its
+        stuck threads just stay asleep until the process ends."""
         self.case_index = index
         self.watches = List[_Watch]()
+        self.stopped = self.stopped or self.fatal
+        self.fatal = False
 
     # --- global buffers ---------------------------------------------------
 
@@ -784,4 +790,4 @@ struct Sim(Movable):
         for i in range(len(self.findings)):
             text += String(", " if i > 0 else "", self.findings[i], ', "count": ', self.counts[i], "}")
         h.extra = String(h.extra, ", " if h.extra else "", '"findings": [', text, "]")
-        h.finish("fatal" if self.fatal else "ok")
+        h.finish("fatal" if self.fatal or self.stopped else "ok")
