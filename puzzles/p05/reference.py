@@ -11,10 +11,11 @@ Which input makes each part of the kernel decide the answer:
   In "the text's example" a is 1, 2, 3 and b is 10, 20, 30, so the tens
   digit names the row and the units digit the column;
 - the index order of the vectors: a[col, 0] reads past a's end, not a's
-  values (every case but 1 x 1);
+  values (every case but 1 x 1; the simulator stops at that read);
 - the guard `row < size and col < size`: every size but 8 leaves threads of
-  the 8 x 8 block outside the matrix, and without the guard they write past
-  the end of `output` (the simulator reports it); "full block, 8 x 8" has no
+  the 8 x 8 block outside the matrix, and without the guard they read past
+  the end of `a` and write past the end of `output` (the simulator stops at
+  the read and names it); "full block, 8 x 8" has no
   spare thread, and shows the guard drops no element;
 - float32: the sum is computed in float32 as the kernel does, so the check
   is exact; "far apart" adds values a million times apart, which round.

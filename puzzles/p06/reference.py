@@ -9,8 +9,9 @@ Which input makes each part of the kernel decide the answer:
 - `+ thread_idx.x`: values that all differ, so reading a[thread_idx.x]
   instead of a[i] gives wrong values from the second block on;
 - the guard `i < size`: sizes that leave a partial last block (10, 37, 1).
-  Without it, or with `<=`, the spare threads write past the end of
-  `output`, which the simulator reports. A size that fills its blocks
+  Without it, or with `<=`, the spare threads read past the end of `a`
+  and write past the end of `output`; the simulator stops at the read and
+  names the thread. A size that fills its blocks
   exactly (4, 24) shows that the guard does not drop a real element;
 - `+ 10` in float32: computed as the kernel does, so the check is exact.
 The sizes never depend on the seed; only the values do.

@@ -14,8 +14,9 @@ Which input makes each part of the kernel decide the answer:
 - the guard, both halves: every shape but 4 x 4 and 8 x 12 leaves the
   right-hand blocks sticking out past the last column, or the bottom blocks
   past the last row (6 x 9 does both). Guarding only the rows, a thread past
-  the last column writes into the start of the next row, and from the last
-  row past the end of `output` (the simulator reports it). 4 x 4 (one
+  the last column reads and writes the start of the next row, and from the
+  last row past the end of `a` and `output` (the simulator stops at the
+  read and names it). 4 x 4 (one
   block) and 8 x 12 (3 full blocks across, 2 down) have no spare thread,
   and show that the guard drops no element;
 - `+ 10` in float32: computed as the kernel does, so the check is exact.
@@ -36,7 +37,7 @@ def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int) ->
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     return [
         _case("6 x 9, partial both ways", "6 x 9, 양쪽 다 덜 찬 블록", rng, 6, 9),
-        _case("9 x 6, taller than wide", "9 x 6, 가로보다 긴 세로", rng, 9, 6),
+        _case("9 x 6, taller than wide", "9 x 6, 세로로 긴 행렬", rng, 9, 6),
         _case("exactly one block, 4 x 4", "딱 한 블록, 4 x 4", rng, 4, 4),
         _case("8 x 12, full blocks only", "8 x 12, 꽉 찬 블록만", rng, 8, 12),
         _case("one row, 1 x 13", "행 하나, 1 x 13", rng, 1, 13),

@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (no_guard): No guard: the threads of the 8 x 8 block outside the matrix write past the end of output (and over other rows' elements).
+# WRONG ON PURPOSE (no_guard): No guard: the threads of the 8 x 8 block outside the matrix read past the end of a and write past the end of output (and over other rows' elements).
 # Puzzle 5: broadcast. A row and a column make a whole matrix.
 #
 # `a` is one row of `size` values, `b` is one column of `size` values, and

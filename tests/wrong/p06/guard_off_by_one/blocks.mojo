@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (guard_off_by_one): Guards with i <= size: the thread whose i is exactly size writes one element past the end of output.
+# WRONG ON PURPOSE (guard_off_by_one): Guards with i <= size: the thread whose i is exactly size reads and writes one element past the end.
 # Puzzle 6: blocks. More elements than one block has threads.
 #
 # A block here holds only TPB = 4 threads, so the workbook launches as many

@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (no_guard): No guard: the spare threads of a partial last block write past the end of output.
+# WRONG ON PURPOSE (no_guard): No guard: the spare threads of a partial last block read past the end of a and write past the end of output.
 # Puzzle 6: blocks. More elements than one block has threads.
 #
 # A block here holds only TPB = 4 threads, so the workbook launches as many

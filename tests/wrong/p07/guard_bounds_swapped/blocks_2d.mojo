@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (guard_bounds_swapped): Compares the row with cols and the column with rows: on a matrix that is not square, some elements are skipped and threads past the last row write.
+# WRONG ON PURPOSE (guard_bounds_swapped): Compares the row with cols and the column with rows: on a matrix that is not square, some elements are skipped and threads past the last row read and write past the end.
 # Puzzle 7: 2D blocks. A grid of square blocks laid over a matrix.
 #
 # Each block is TPB x TPB = 4 x 4 threads, and the workbook launches enough

@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (guards_rows_only): Guards the row but not the column: a thread past the last column writes into the next row, and from the last row past the end of output.
+# WRONG ON PURPOSE (guards_rows_only): Guards the row but not the column: a thread past the last column reads and writes the start of the next row, and from the last row past the end of a and output.
 # Puzzle 7: 2D blocks. A grid of square blocks laid over a matrix.
 #
 # Each block is TPB x TPB = 4 x 4 threads, and the workbook launches enough

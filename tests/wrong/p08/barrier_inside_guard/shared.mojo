@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (barrier_inside_guard): Calls barrier() inside if i < size: the spare threads of a partial last block never reach it (and never write their 0).
+# WRONG ON PURPOSE (barrier_inside_guard): Calls barrier() inside if i < size, right after the copy: the spare threads of a partial last block take the else branch and never reach it.
 # Puzzle 8: shared memory. A block copies its slice once, then every thread
 # reads its neighbour's value from the copy.
 #
@@ -26,7 +26,7 @@ from layout.tile_tensor import stack_allocation
 comptime dtype = DType.float32
 # The type of a vector of n values laid out one after another.
 comptime Vector[n: Int] = type_of(row_major[n]())
-# Threads per block: the workbook launches ceildiv(size, TPB) blocks this wide.
+# Threads per block: the workbook launches ceildiv(size, TPB) such blocks.
 comptime TPB = 8
 
 
@@ -34,10 +34,13 @@ def pair_sums[size: Int](
     output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
     a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
 ):
-    var i = block_idx.x * block_dim.x + thread_idx.x  # this thread's element of a
-    var local = thread_idx.x  # and its slot in the block's shared copy
-    # TPB values in shared memory: one array per block, seen by all its threads.
-    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB]())
+    # This thread's element of a, and its slot in the block's shared copy.
+    var i = block_idx.x * block_dim.x + thread_idx.x
+    var local = thread_idx.x
+    # TPB values in shared memory: one array per block, for all its threads.
+    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
+        row_major[TPB]()
+    )
 
     # FILL IN: copy this thread's element of a into its slot, or 0 if the
     # thread is past the end of a; then wait for the whole block. (5 lines)
@@ -45,6 +48,8 @@ def pair_sums[size: Int](
     if i < size:
         shared[local] = a[i]
         barrier()
+    else:
+        shared[local] = 0
     # END FILL IN
 
     # FILL IN: from shared memory only, write output[i]: this thread's value
