@@ -49,21 +49,21 @@ def _blocks_ok(a: np.ndarray) -> bool:
     return bool(np.all(np.abs(totals) >= 2) and np.all(np.abs(np.cumsum(totals)) >= 2))
 
 
-def _signed(rng: np.random.Generator, magnitudes: np.ndarray) -> np.ndarray:
-    """Random signs, drawn again until every block total is well away from 0."""
+def _signed(rng: np.random.Generator, n: int, magnitudes) -> np.ndarray:
+    """n values of random sign, drawn again until every block total is well
+    away from 0 (a block of one value needs a magnitude of 2 or more)."""
     while True:
-        a = magnitudes * rng.choice([-1.0, 1.0], magnitudes.size)
+        a = magnitudes(n) * rng.choice([-1.0, 1.0], n)
         if _blocks_ok(a):
             return a.astype(np.float32)
 
 
 def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
-    picked = rng.choice(_GRID.size, n, replace=False)
-    return _signed(rng, _GRID[picked])
+    return _signed(rng, n, lambda k: _GRID[rng.choice(_GRID.size, k, replace=False)])
 
 
 def _unrounded(rng: np.random.Generator, n: int) -> np.ndarray:
-    return _signed(rng, rng.uniform(0.25, 4.0, n))
+    return _signed(rng, n, lambda k: rng.uniform(0.25, 4.0, k))
 
 
 def _case(name: str, ko: str, a: np.ndarray) -> dict:

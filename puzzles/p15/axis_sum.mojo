@@ -41,9 +41,9 @@ def axis_sum[batch: Int, size: Int](
     var row = block_idx.x
     var i = thread_idx.x
     # TPB floats that every thread of the block sees.
-    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TPB]()
-    )
+    var shared = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB]())
 
     # FILL IN: copy element i of this block's row to shared[i]; a thread
     # past the end of the row writes 0 instead. Then wait for every

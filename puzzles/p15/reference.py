@@ -12,7 +12,8 @@ Term by term, and the input that makes each one decide the answer:
   exactly the last one is lost);
 - the zeros past the end of the row: size < TPB in most cases, so a thread
   that loads a[row, i] for i >= size adds the next row's elements (rows
-  follow each other in memory) instead of 0;
+  follow each other in memory) instead of 0, and on the last row reads
+  past the end of `a` (the simulator stops at that read);
 - row = block_idx.x: batch != size everywhere, and every row sums to a
   different value, so reading a column, or another row, shows;
 - size == TPB (5 rows of 64): every thread holds an element, 2 warps per
@@ -54,11 +55,11 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
     pictured = np.array([[1, 2, -3, 4], [5, -1, 6, -2], [3, -8, 9, -7]], dtype=np.float32)
     return [
         _case("3 rows of 4, as pictured", "그림과 같은 3행 4열", pictured * rng.choice([1, -1])),
-        _case("4 rows of 6", "4행 6열", _distinct(rng, 4, 6)),
+        _case("4 short rows of 6", "짧은 6열 4행", _distinct(rng, 4, 6)),
         _case("5 full rows of 64", "꽉 찬 64열 5행", _distinct(rng, 5, 64)),
-        _case("6 rows of 37", "37열 6행", _distinct(rng, 6, 37)),
+        _case("6 rows of 37, odd width", "홀수 너비 37열 6행", _distinct(rng, 6, 37)),
         _case("3 rows of 33, one past 32", "32보다 하나 많은 33열 3행", _distinct(rng, 3, 33)),
-        _case("7 rows of 1", "1열 7행", _distinct(rng, 7, 1)),
+        _case("7 rows of a single value", "값 하나짜리 7행", _distinct(rng, 7, 1)),
         _case("unrounded, 4 rows of 64", "반올림되는 값, 64열 4행", _unrounded(rng, 4, 64)),
     ]
 

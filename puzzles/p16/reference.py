@@ -8,9 +8,10 @@ in float64 (exact for the 1/8 grid below).
 
 Term by term, and the input that makes each one decide the answer:
 - a[row, j] and b[j, col]: m, k and n all different in every case but the
-  one-tile one, and values that all differ, so a swapped index (b[col, j],
-  a[j, row], a guard that bounds a's columns by n) reads the wrong element
-  or leaves one out;
+  one-tile ones, and values that all differ, so a swapped index (b[col, j],
+  a[j, row], a guard that bounds a's columns by n) reads the wrong element,
+  leaves one out (n < k), or reads past the end of a matrix (the simulator
+  stops at that read; compute-sanitizer's memcheck names it on a GPU);
 - every j < k: |v| >= 0.25 everywhere, so leaving out one product (a tile
   loop that stops at k // TILE, a loop over n instead of k) changes an
   element by 1/16 or more;
@@ -66,24 +67,24 @@ def _pair(rng, m, k, n, values=_distinct):
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     if part == "naive":
         return [
-            _case("2x3 times 3x4", "2x3 곱하기 3x4", *_pair(rng, 2, 3, 4)),
-            _case("19x22 times 22x13", "19x22 곱하기 22x13", *_pair(rng, 19, 22, 13)),
+            _case("small, 2x3 times 3x4", "작은 행렬, 2x3 곱하기 3x4", *_pair(rng, 2, 3, 4)),
+            _case("ragged edges, 19x22x13", "타일에 안 맞는 가장자리, 19x22x13", *_pair(rng, 19, 22, 13)),
             _case("dot product, 1x20x1", "내적, 1x20x1", *_pair(rng, 1, 20, 1)),
             _case("outer product, 9x1x7", "외적, 9x1x7", *_pair(rng, 9, 1, 7)),
             _case("unrounded, 17x21x10", "반올림되는 값, 17x21x10", *_pair(rng, 17, 21, 10, _unrounded)),
         ]
     if part == "shared":
         return [
-            _case("2x3 times 3x4", "2x3 곱하기 3x4", *_pair(rng, 2, 3, 4)),
+            _case("small, 2x3 times 3x4", "작은 행렬, 2x3 곱하기 3x4", *_pair(rng, 2, 3, 4)),
             _case("one full tile, 8x8x8", "꽉 찬 타일 하나, 8x8x8", *_pair(rng, 8, 8, 8)),
-            _case("5x7 times 7x3", "5x7 곱하기 7x3", *_pair(rng, 5, 7, 3)),
-            _case("7x3 times 3x6", "7x3 곱하기 3x6", *_pair(rng, 7, 3, 6)),
+            _case("k > n, 5x7 times 7x3", "k > n, 5x7 곱하기 7x3", *_pair(rng, 5, 7, 3)),
+            _case("k < n, 7x3 times 3x6", "k < n, 7x3 곱하기 3x6", *_pair(rng, 7, 3, 6)),
             _case("unrounded, 6x8x5", "반올림되는 값, 6x8x5", *_pair(rng, 6, 8, 5, _unrounded)),
         ]
     return [
         _case("one tile, 8x8x8", "타일 하나, 8x8x8", *_pair(rng, 8, 8, 8)),
         _case("whole tiles, 16x24x16", "딱 맞는 타일, 16x24x16", *_pair(rng, 16, 24, 16)),
-        _case("19x22 times 22x13", "19x22 곱하기 22x13", *_pair(rng, 19, 22, 13)),
+        _case("ragged edges, 19x22x13", "타일에 안 맞는 가장자리, 19x22x13", *_pair(rng, 19, 22, 13)),
         _case("k = 9, one past a tile", "k = 9, 타일보다 하나 많음", *_pair(rng, 17, 9, 10)),
         _case("k = 5, under one tile", "k = 5, 타일 하나보다 작음", *_pair(rng, 20, 5, 12)),
         _case("unrounded, 23x21x18", "반올림되는 값, 23x21x18", *_pair(rng, 23, 21, 18, _unrounded)),

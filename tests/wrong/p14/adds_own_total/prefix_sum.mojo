@@ -3,16 +3,16 @@
 # every input before it:
 #
 #     a       [  3 | -1 |  4 |  2 | -5 |  6 ]
-#     output  [  3 |  2 |  6 |  8 |  3 |  9 ]     output[i] = a[0] + ... + a[i]
+#     output  [  3 |  2 |  6 |  8 |  3 |  9 ]    output[i] = a[0] + ... + a[i]
 #
 # Part `block` (scan_block): one block of TPB threads, one element each
 # (size <= TPB). The block copies its elements to shared memory and scans
 # them in rounds. In every round each thread adds the value `stride` places
 # to its left, and the stride doubles (1, 2, 4, ...):
 #
-#     shared     [ a0 | a1    | a2    | a3    ]
-#     stride 1   [ a0 | a0+a1 | a1+a2 | a2+a3 ]
-#     stride 2   [ a0 | a0+a1 | a0..a2 | a0..a3 ]     done after log2(TPB) rounds
+#     shared     [ a0 | a1    | a2     | a3     ]
+#     stride 1   [ a0 | a0+a1 | a1+a2  | a2+a3  ]
+#     stride 2   [ a0 | a0+a1 | a0..a2 | a0..a3 ]    (log2(TPB) rounds in all)
 #
 # A round is: read the left value, barrier, write your own, barrier. Without
 # the first barrier a thread can read a neighbour that has already written.
@@ -21,8 +21,8 @@
 # (pictured with 4 threads per block):
 #
 #     a                   [ 3 -1  4  2 | -5  6  1  1 |  2 ]
-#     scan_blocks         [ 3  2  6  8 | -5  1  2  3 |  2 ]   totals = [8, 3, 2]
-#     add_block_offsets   [ 3  2  6  8 |  3  9 10 11 | 13 ]   +0, +8, +(8+3)
+#     scan_blocks         [ 3  2  6  8 | -5  1  2  3 |  2 ]  totals = [8, 3, 2]
+#     add_block_offsets   [ 3  2  6  8 |  3  9 10 11 | 13 ]  +0, +8, +(8+3)
 
 from max.gpu import thread_idx, block_idx
 from max.gpu.sync import barrier
@@ -50,9 +50,9 @@ def scan_block[size: Int](
 ):
     var i = thread_idx.x
     # TPB floats that every thread of the block sees.
-    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TPB]()
-    )
+    var shared = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB]())
 
     # FILL IN: copy a[i] to shared[i]; a thread past the end of `a` writes 0
     # instead (it has no element, but its slot is part of the scan). Then
@@ -104,9 +104,9 @@ def scan_blocks[size: Int, blocks: Int](
     and writes the sum of its elements to totals[block]."""
     var local_i = thread_idx.x
     var global_i = block_idx.x * TPB + local_i
-    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TPB]()
-    )
+    var shared = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB]())
 
     # FILL IN: the scan of scan_block, with two changes: a thread's element
     # is a[global_i] (its slot in shared memory is still local_i), and the
@@ -147,9 +147,9 @@ def add_block_offsets[size: Int, blocks: Int](
     var local_i = thread_idx.x
     var global_i = block_idx.x * TPB + local_i
     # One float the whole block shares: the offset of this block.
-    var offset = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[1]()
-    )
+    var offset = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[1]())
 
     # FILL IN: thread 0 adds up the totals of the blocks BEFORE this one
     # and stores the sum in offset[0]; every thread waits for it (barrier),

@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (row_column_swapped): Reads a[i, row] instead of a[row, i]: the thread number picks the row and the block number the column, so a block sums (part of) a column, not its row.
+# WRONG ON PURPOSE (row_column_swapped): Reads a[i, row] instead of a[row, i]: the thread number picks the row and the block number the column, so a block sums (part of) a column, not its row, and reads past the matrix where size > batch.
 # Puzzle 15: axis sum. Add up every row of a matrix.
 #
 #     a (batch x size)               output (batch)
@@ -42,9 +42,9 @@ def axis_sum[batch: Int, size: Int](
     var row = block_idx.x
     var i = thread_idx.x
     # TPB floats that every thread of the block sees.
-    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TPB]()
-    )
+    var shared = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TPB]())
 
     # FILL IN: copy element i of this block's row to shared[i]; a thread
     # past the end of the row writes 0 instead. Then wait for every

@@ -1,7 +1,7 @@
 # WRONG ON PURPOSE (clear_then_load): Thread (0, 0) clears both tiles to 0 while the other threads copy their elements into them, with no barrier in between: two threads write the same shared element, and whoever writes last wins.
 # Puzzle 16: matrix multiply, output = a @ b for a (m x k) and b (k x n):
 #
-#     output[row, col] = a[row, 0] * b[0, col] + ... + a[row, k-1] * b[k-1, col]
+#   output[row, col] = a[row, 0] * b[0, col] + ... + a[row, k-1] * b[k-1, col]
 #
 #                            b (k x n)
 #                            .  .  #  .
@@ -81,16 +81,18 @@ def matmul_shared[m: Int, k: Int, n: Int](
     a: TileTensor[mut=False, dtype, Matrix[m, k], ImmutAnyOrigin],
     b: TileTensor[mut=False, dtype, Matrix[k, n], ImmutAnyOrigin],
 ):
-    comptime assert m <= TILE and k <= TILE and n <= TILE, "one block: every side fits in a tile"
+    comptime assert (
+        m <= TILE and k <= TILE and n <= TILE
+    ), "one block: every side must fit in a tile"
     var row = thread_idx.y
     var col = thread_idx.x
     # Two TILE x TILE arrays that every thread of the block sees.
-    var a_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
-    var b_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
+    var a_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
+    var b_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
 
     # FILL IN: thread (row, col) copies a[row, col] to a_tile[row, col] and
     # b[row, col] to b_tile[row, col], each only where that matrix has such
@@ -134,12 +136,12 @@ def matmul_tiled[m: Int, k: Int, n: Int](
     var ty = thread_idx.y
     var row = block_idx.y * TILE + ty
     var col = block_idx.x * TILE + tx
-    var a_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
-    var b_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
+    var a_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
+    var b_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
     var acc: Scalar[dtype] = 0
 
     # FILL IN: for each tile t along k (how many tiles cover k when k is not

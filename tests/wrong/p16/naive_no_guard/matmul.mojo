@@ -1,7 +1,7 @@
-# WRONG ON PURPOSE (naive_no_guard): No guard on (row, col): the threads of the edge blocks that are past the last row write beyond the end of output, and those past the last column write into the next row.
+# WRONG ON PURPOSE (naive_no_guard): No guard on (row, col): in the edge blocks, threads past the last column read past the end of b's rows (and of b), threads past the last row read past the end of a, and both write outside output or into its next row.
 # Puzzle 16: matrix multiply, output = a @ b for a (m x k) and b (k x n):
 #
-#     output[row, col] = a[row, 0] * b[0, col] + ... + a[row, k-1] * b[k-1, col]
+#   output[row, col] = a[row, 0] * b[0, col] + ... + a[row, k-1] * b[k-1, col]
 #
 #                            b (k x n)
 #                            .  .  #  .
@@ -80,16 +80,18 @@ def matmul_shared[m: Int, k: Int, n: Int](
     a: TileTensor[mut=False, dtype, Matrix[m, k], ImmutAnyOrigin],
     b: TileTensor[mut=False, dtype, Matrix[k, n], ImmutAnyOrigin],
 ):
-    comptime assert m <= TILE and k <= TILE and n <= TILE, "one block: every side fits in a tile"
+    comptime assert (
+        m <= TILE and k <= TILE and n <= TILE
+    ), "one block: every side must fit in a tile"
     var row = thread_idx.y
     var col = thread_idx.x
     # Two TILE x TILE arrays that every thread of the block sees.
-    var a_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
-    var b_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
+    var a_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
+    var b_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
 
     # FILL IN: thread (row, col) copies a[row, col] to a_tile[row, col] and
     # b[row, col] to b_tile[row, col], each only where that matrix has such
@@ -133,12 +135,12 @@ def matmul_tiled[m: Int, k: Int, n: Int](
     var ty = thread_idx.y
     var row = block_idx.y * TILE + ty
     var col = block_idx.x * TILE + tx
-    var a_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
-    var b_tile = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
-        row_major[TILE, TILE]()
-    )
+    var a_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
+    var b_tile = stack_allocation[
+        dtype=dtype, address_space=AddressSpace.SHARED
+    ](row_major[TILE, TILE]())
     var acc: Scalar[dtype] = 0
 
     # FILL IN: for each tile t along k (how many tiles cover k when k is not
