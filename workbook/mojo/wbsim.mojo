@@ -7,12 +7,16 @@
 # and `layout.tile_tensor` (see workbook/simimports.py).
 #
 # How a launch runs:
-# - blocks run one after another; every thread of a block is a real pthread,
-#   so that a thread can stop in the middle of the kernel at barrier();
-# - only one thread runs at a time: the launching thread hands a baton to
-#   each simulated thread in turn, in a chosen order (forward or reverse),
-#   and the thread runs until its next barrier() or its end. When every
-#   thread has had its stretch, the barrier opens and the next round begins;
+# - blocks run one after another; every thread of a block has its own stack
+#   and saved registers (a ucontext), so that it can stop in the middle of
+#   the kernel at barrier() and resume there later;
+# - only one thread runs at a time, all on the launching OS thread: the
+#   launcher switches to each simulated thread in turn, in a chosen order
+#   (forward or reverse), and the thread runs until its next barrier() or its
+#   end, then switches back. When every thread has had its stretch, the
+#   barrier opens and the next round begins. (Switching in user space costs
+#   well under a microsecond; handing a baton between real pthreads cost
+#   tens, and made a small launch take seconds.);
 # - between two stretches the launcher compares shared memory and the
 #   watched global buffers with a snapshot: that names who wrote what, two
 #   threads writing the same element between two barriers (a race), writes
@@ -38,6 +42,8 @@ comptime _FINISHED = 2
 comptime SHARED_BYTES = 48 * 1024
 comptime _WORD = 4
 comptime _STACK_BYTES = 512 * 1024
+# Room for one glibc ucontext_t (968 bytes on x86-64, about 4.5 KiB on arm64).
+comptime _CONTEXT_BYTES = 8192
 # Bytes each thread may put into a block-wide primitive (a SIMD value).
 comptime _SCRATCH_SLOT = 64
 # Most findings of one kind worth keeping.
@@ -62,6 +68,15 @@ def _copy(dst: Int, src: Int, n: Int):
     _ = external_call["memcpy", Int](dst, src, n)
 
 
+# Words compared at once before looking at them one by one.
+comptime _CHUNK = 64
+
+
+def _same(a: Int, b: Int) -> Bool:
+    """Whether two chunks of _CHUNK words are equal (memcmp is much faster than a word loop)."""
+    return external_call["memcmp", Int32](a, b, _CHUNK * _WORD) == 0
+
+
 def _word(address: Int) -> UInt32:
     return Pointer[UInt32, MutUntrackedOrigin](unsafe_from_address=address)[]
 
@@ -70,19 +85,25 @@ def _int_at(address: Int) -> Pointer[Int, MutUntrackedOrigin]:
     return Pointer[Int, MutUntrackedOrigin](unsafe_from_address=address)
 
 
-def _sem_new() -> Int:
-    var sem = _alloc_bytes(64)
-    _ = external_call["sem_init", Int32](sem, Int32(0), UInt32(0))
-    return sem
+def _switch(save: Int, to: Int):
+    """Save the running context in `save` and continue the one in `to`."""
+    _ = external_call["swapcontext", Int32](save, to)
 
 
-def _post(sem: Int):
-    _ = external_call["sem_post", Int32](sem)
+def _stacks(count: Int) -> Int:
+    """`count` thread stacks of _STACK_BYTES, each above a guard page (only
+    the pages a kernel touches are ever backed by memory)."""
+    var each = _STACK_BYTES + 4096
+    var base = external_call["mmap", Int](Int(0), count * each, Int32(3), Int32(0x22 | 0x4000), Int32(-1), Int(0))
+    if base == -1:
+        _die("could not map stacks for the simulated threads")
+    for i in range(count):
+        _ = external_call["mprotect", Int32](base + i * each, 4096, Int32(0))
+    return base
 
 
-def _wait(sem: Int):
-    while external_call["sem_wait", Int32](sem) != 0:
-        pass
+def _unmap(base: Int, count: Int):
+    _ = external_call["munmap", Int32](base, count * (_STACK_BYTES + 4096))
 
 
 def _die(message: String):
@@ -120,7 +141,7 @@ struct _Thread(Copyable):
     var z: Int
     var linear: Int
     var state: Int
-    var sem: Int
+    var context: Int  # its saved registers and stack (a ucontext_t)
     var block: Int  # address of the _Block
     var kernel: Int  # address of the kernel's argument struct
     var shared_offset: Int  # where this thread's next stack_allocation starts
@@ -138,7 +159,7 @@ struct _Block(Copyable):
     var gx: Int
     var gy: Int
     var gz: Int
-    var main_sem: Int
+    var main_context: Int  # the launcher's, to switch back to
     var arena: Int  # this block's shared memory
     var table: Int  # the shared allocations: (offset, bytes, element bytes) triples
     var table_len: Int
@@ -225,8 +246,7 @@ def barrier():
     """Ends this thread's stretch; it resumes once every thread of the block got here."""
     var t = _current()
     t[].state = _AT_BARRIER
-    _post(_block_of(t)[].main_sem)
-    _wait(t[].sem)
+    _switch(t[].context, _block_of(t)[].main_context)
 
 
 def stack_allocation[
@@ -435,14 +455,12 @@ trait Kernel(ImplicitlyCopyable):
         ...
 
 
-def _entry[K: Kernel](arg: OpaquePointer[MutUntrackedOrigin]) abi("C") -> OpaquePointer[MutUntrackedOrigin]:
-    var t = arg.unsafe_bitcast[_Thread]()
-    _ = external_call["pthread_setspecific", Int32](_key(), Int(t))
-    _wait(t[].sem)
+def _entry[K: Kernel]() abi("C"):
+    """Where a simulated thread starts: the kernel, then back to the launcher
+    (the context's uc_link)."""
+    var t = _current()
     Pointer[K, MutUntrackedOrigin](unsafe_from_address=t[].kernel)[].run()
     t[].state = _FINISHED
-    _post(_block_of(t)[].main_sem)
-    return arg
 
 
 @fieldwise_init
@@ -592,15 +610,10 @@ struct Sim(Movable):
         var blocks = grid.count()
         var kbox = unsafe_alloc[K](1)
         kbox.unsafe_write(copy=kernel)
-        var main_sem = _sem_new()
+        var main_context = _alloc_bytes(_CONTEXT_BYTES)
         var ts = unsafe_alloc[_Thread](threads)
-        var tids = unsafe_alloc[UInt64](threads)
-        var attr = _alloc_bytes(128)
-        _ = external_call["pthread_attr_init", Int32](attr)
-        _ = external_call["pthread_attr_setstacksize", Int32](attr, _STACK_BYTES)
-        var sems = List[Int]()
-        for _ in range(threads):
-            sems.append(_sem_new())
+        var contexts = _alloc_bytes(threads * _CONTEXT_BYTES)
+        var stacks = _stacks(threads)
         var scratch = _alloc_bytes(threads * _SCRATCH_SLOT)
         for nb in range(blocks):
             var lb = blocks - 1 - nb if reverse else nb
@@ -612,19 +625,22 @@ struct Sim(Movable):
             _fill(self.stamps, 0xFF, 2 * SHARED_BYTES // _WORD * 8)
             var blk = unsafe_alloc[_Block](1)
             blk.unsafe_write(_Block(bx, by, bz, block.x, block.y, block.z, grid.x, grid.y, grid.z,
-                                    main_sem, self.arena, self.table, 0, 0, scratch))
+                                    main_context, self.arena, self.table, 0, 0, scratch))
             for i in range(threads):
                 var tx = i % block.x
                 var ty = (i // block.x) % block.y
                 var tz = i // (block.x * block.y)
+                var context = contexts + i * _CONTEXT_BYTES
                 ts.unsafe_offset(i).unsafe_write(
-                    _Thread(tx, ty, tz, i, _RUNNING, sems[i], Int(blk), Int(kbox), 0, 0)
+                    _Thread(tx, ty, tz, i, _RUNNING, context, Int(blk), Int(kbox), 0, 0)
                 )
-                var rc = external_call["pthread_create", Int32](
-                    Int(tids.unsafe_offset(i)), attr, _entry[K], Int(ts.unsafe_offset(i))
-                )
-                if rc != 0:
-                    _die("could not start a simulated thread (pthread_create failed)")
+                # glibc's ucontext_t (x86-64 and arm64 alike): uc_link at 8,
+                # uc_stack.ss_sp at 16 and ss_size at 32.
+                _ = external_call["getcontext", Int32](context)
+                _int_at(context + 8)[] = main_context
+                _int_at(context + 16)[] = stacks + i * (_STACK_BYTES + 4096) + 4096
+                _int_at(context + 32)[] = _STACK_BYTES
+                external_call["makecontext", NoneType](context, _entry[K], Int32(0))
             var keep_shared = lb == 0 and not reverse
             var round = 0
             while True:
@@ -633,8 +649,9 @@ struct Sim(Movable):
                     if ts[unsafe_offset=i].state == _FINISHED:
                         continue
                     ts[unsafe_offset=i].state = _RUNNING
-                    _post(sems[i])
-                    _wait(main_sem)
+                    _ = external_call["pthread_setspecific", Int32](_key(), Int(ts.unsafe_offset(i)))
+                    _switch(main_context, ts[unsafe_offset=i].context)
+                    _ = external_call["pthread_setspecific", Int32](_key(), Int(0))
                     var stamp = _stamp(launch_id, lb, round)
                     self._diff_shared(blk[].table_len, i, lb, round, stamp, keep_shared, label)
                     self._diff_globals(lb * threads + i, lb, stamp, label)
@@ -659,10 +676,9 @@ struct Sim(Movable):
                                ', "waiting_thread": ', first_waiting, "}"),
                     )
                     self.fatal = True
-                    return  # the threads stuck in barrier() end with the process
+                    _unmap(stacks, threads)  # the threads stuck in barrier() are never resumed
+                    return
                 round += 1
-            for i in range(threads):
-                _ = external_call["pthread_join", Int32](tids[unsafe_offset=i], Int(0))
             if keep_shared:
                 self._keep_shared_table(blk[].table_len)
             if blk[].problem != 0:
@@ -670,7 +686,9 @@ struct Sim(Movable):
                 self._finding(String(kind, label), String('{"kind": "', kind, '", "launch": "', label,
                                                           '", "limit": ', SHARED_BYTES, "}"))
                 self.fatal = True
+                _unmap(stacks, threads)
                 return
+        _unmap(stacks, threads)
 
     # --- comparing memory with its snapshot ---------------------------------
 
@@ -705,15 +723,22 @@ struct Sim(Movable):
                      label: String):
         """Shared memory the thread just changed: two threads of one block
         writing the same word in one round (no barrier between) is a race."""
-        for w in range(self._shared_extent(n) // _WORD):
-            var a = self.arena + w * _WORD
-            var s = self.snapshot + w * _WORD
+        var words = self._shared_extent(n) // _WORD
+        var w = 0
+        while w < words:
+            if w % _CHUNK == 0 and w + _CHUNK <= words and _same(self.arena + w * _WORD, self.snapshot + w * _WORD):
+                w += _CHUNK  # an unchanged chunk
+                continue
+            var here = w
+            w += 1
+            var a = self.arena + here * _WORD
+            var s = self.snapshot + here * _WORD
             if _word(a) == _word(s):
                 continue
             Pointer[UInt32, MutUntrackedOrigin](unsafe_from_address=s)[] = _word(a)
-            var sp = _int_at(self.stamps + w * 8)
-            var wp = Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.writers + w * 4)
-            var place = self._shared_place(w * _WORD, n)
+            var sp = _int_at(self.stamps + here * 8)
+            var wp = Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.writers + here * 4)
+            var place = self._shared_place(here * _WORD, n)
             if sp[] == stamp and Int(wp[]) != thread:
                 self._finding(
                     String("shared race ", label, String(place.split(",")[0])),
@@ -723,11 +748,11 @@ struct Sim(Movable):
             if place.startswith('"allocation": -1'):
                 self._finding(String("shared outside ", label),
                               String('{"kind": "shared_out_of_bounds", "launch": "', label, '", "block": ', block,
-                                     ', "offset": ', w * _WORD, ', "thread": ', thread, "}"))
+                                     ', "offset": ', here * _WORD, ', "thread": ', thread, "}"))
             sp[] = stamp
             wp[] = Int32(thread)
             if keep:
-                Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.shared_writer + w * 4)[] = Int32(thread)
+                Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.shared_writer + here * 4)[] = Int32(thread)
 
     def _diff_globals(mut self, me: Int, block: Int, stamp: Int, label: String):
         """Watched global memory the thread just changed: a write outside the
@@ -738,13 +763,20 @@ struct Sim(Movable):
             var start = self.watches[k].start()
             var snap = self.watches[k].snapshot
             var count = self.watches[k].count
-            for w in range(self.watches[k].words()):
-                var a = start + w * _WORD
-                var s = snap + w * _WORD
+            var words = self.watches[k].words()
+            var w = 0
+            while w < words:
+                if w % _CHUNK == 0 and w + _CHUNK <= words and _same(start + w * _WORD, snap + w * _WORD):
+                    w += _CHUNK  # most of a buffer is untouched in one thread's stretch
+                    continue
+                var here = w
+                w += 1
+                var a = start + here * _WORD
+                var s = snap + here * _WORD
                 if _word(a) == _word(s):
                     continue
                 Pointer[UInt32, MutUntrackedOrigin](unsafe_from_address=s)[] = _word(a)
-                var element = (w * _WORD) // elem
+                var element = (here * _WORD) // elem
                 var index = element - PAD
                 var sp = _int_at(self.watches[k].stamp + element * 8)
                 var wp = Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=self.watches[k].writer + element * 4)
