@@ -193,13 +193,22 @@ def every_device(puzzle: Puzzle) -> tuple[str, ...]:
     return tuple(devices)
 
 
+def devices_for(kernel: WrongKernel, puzzle: Puzzle, gpu_runs: bool) -> tuple[str, ...]:
+    """The devices a wrong kernel's expectations name (a GPU build nobody checks costs
+    seconds); every device where one is about the whole puzzle or its graph."""
+    named = {e.device for e in kernel.expect if applicable(e, gpu_runs)}
+    if not named or named & {"puzzle", "graph-cpu", "graph-gpu"}:
+        return every_device(puzzle)
+    return tuple(d for d in every_device(puzzle) if d in named)
+
+
 def run_wrong(sandbox: Sandbox, kernel: WrongKernel, seed: int = 5) -> tuple[PuzzleResult, list[Verdict]]:
     """Run one wrong kernel and judge each applicable expectation."""
     puzzle = sandbox.puzzle(kernel.puzzle, kernel.dir)
     gpu_runs = toolchain.gpu() is not None
     quick = not kernel.needs_graph() and not any(e.device == "puzzle" or e.needs == "sanitizer"
                                                  for e in kernel.expect)
-    options = engine.Options(seed=seed, part=kernel.part, quick=quick, devices=every_device(puzzle),
+    options = engine.Options(seed=seed, part=kernel.part, quick=quick, devices=devices_for(kernel, puzzle, gpu_runs),
                              sanitize="all" if any(e.needs == "sanitizer" for e in kernel.expect) else "auto",
                              run_timeout=kernel.run_timeout)
     result = engine.check_puzzle(puzzle, options)
@@ -211,9 +220,20 @@ def run_wrong(sandbox: Sandbox, kernel: WrongKernel, seed: int = 5) -> tuple[Puz
             continue
         ok, detail = meets(result, e)
         verdicts.append(Verdict(kernel.puzzle, what, ok, detail))
-    if result.status in PASSING:
-        verdicts.append(Verdict(kernel.puzzle, f"{kernel.id}: does not pass", False, f"status {result.status.value}"))
+    verdicts.append(Verdict(kernel.puzzle, f"{kernel.id}: does not pass", result.status not in PASSING,
+                            seen(result)))
     return result, verdicts
+
+
+def seen(result: PuzzleResult) -> str:
+    """What each device showed, in a line: 'sim fail (out_of_bounds) · gpu pass'."""
+    shown = [f"puzzle {result.status.value}"]
+    for part in result.parts:
+        for stage, devices in (("", part.kernels), ("graph-", part.graph)):
+            for name, dev in devices.items():
+                why = sorted({f.kind for f in dev.findings or []} | {m.key.split(".")[-1] for m in dev.reasons})
+                shown.append(f"{part.id}/{stage}{name} {dev.status.value}" + (f" ({', '.join(why)})" if why else ""))
+    return " · ".join(shown)
 
 
 def run_solution(sandbox: Sandbox, pid: str, seed: int = 5) -> tuple[PuzzleResult, Verdict]:
