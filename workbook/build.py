@@ -212,25 +212,43 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     return Built(False, outcome.seconds, diagnostics=found, output="" if found else diagnostics.tail(text))
 
 
-def launcher(children: Children, src: Sources, plan: Plan, which: str, target: str | None = None,
-             tick=None) -> Built:
-    """Generate and build the `gpu` or `host` launcher for this plan (cached)."""
+def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
+                  lines: bool) -> tuple[Path, list[str], Path]:
+    """Where a launcher is built (the source it writes, the compiler arguments, the
+    binary), without building it."""
     with_sim = which == "host" and src.sim_problem is None
     if which == "gpu":
         target = target or toolchain.gpu_target()
     text = generate(plan, which, with_sim=with_sim)
     key = hashlib.sha256((text + support_digest() + (target or "")).encode()).hexdigest()[:16]
     folder = src.dir / "launch" / key
-    folder.mkdir(parents=True, exist_ok=True)
     source = folder / f"launch_{which}.mojo"
+    folder.mkdir(parents=True, exist_ok=True)
     if not source.exists():
         source.write_text(text, encoding="utf-8")
     args = ["build", "-I", str(src.sim if with_sim else src.src), "-I", str(settings.MOJO_SUPPORT)]
+    name = "host"
     if which == "gpu":
-        args.insert(1, f"--target-accelerator={target or toolchain.gpu_target()}")
-    built = _compile(children, src, [*args, str(source)], folder / (f"gpu-{target}" if which == "gpu" else "host"),
-                     tick)
-    return built
+        args.insert(1, f"--target-accelerator={target}")
+        name = f"gpu-{target}"
+    if lines:
+        args.insert(1, "-g1")
+        name += "-g1"
+    return source, args, folder / name
+
+
+def launcher_binary(src: Sources, plan: Plan, which: str, target: str | None = None) -> Path:
+    """The path the launcher's binary has (or will have): markers about it live beside it."""
+    return _launcher_job(src, plan, which, target, False)[2]
+
+
+def launcher(children: Children, src: Sources, plan: Plan, which: str, target: str | None = None,
+             tick=None, lines: bool = False) -> Built:
+    """Generate and build the `gpu` or `host` launcher for this plan (cached). `lines`
+    adds line tables (-g1), so compute-sanitizer names the learner's line; they make
+    the compile about half as long again, so only the sanitizer's build has them."""
+    source, args, binary = _launcher_job(src, plan, which, target, lines)
+    return _compile(children, src, [*args, str(source)], binary, tick)
 
 
 def precompile(children: Children, src: Sources, tick=None) -> Built:

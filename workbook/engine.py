@@ -32,6 +32,7 @@ from .graphrun import GraphWorker
 from .i18n import Msg, msg
 from .processes import Cancelled, Children
 from .results import (
+    NOT_RAN,
     PASSING,
     CaseResult,
     DeviceResult,
@@ -95,6 +96,11 @@ def load_reference(puzzle: Puzzle):
     return module
 
 
+def _clean_marker(binary: Path, tool: str) -> Path:
+    """Beside a GPU launcher: this code was clean under `tool` (not run again)."""
+    return binary.with_name(f"{binary.name}.{tool}-clean")
+
+
 def check_puzzle(puzzle: Puzzle, options: Options | None = None, events: Events | None = None,
                  children: Children | None = None) -> PuzzleResult:
     """Check one puzzle. `children` lets a caller cancel the run from another thread."""
@@ -126,7 +132,8 @@ class _Check:
     # --- events ----------------------------------------------------------------
 
     def emit(self, part: str, device: str, key: str, status: Status | None = None, **values) -> None:
-        if status is not None and device in DEVICE_CHOICES and self.result.first_verdict is None:
+        if status is not None and status not in NOT_RAN and device in DEVICE_CHOICES \
+                and self.result.first_verdict is None:
             self.result.first_verdict = time.perf_counter() - self.started
         if self._events:
             self._events(Event(part, device, Msg(key, values), status))
@@ -285,12 +292,15 @@ class _Check:
             return None
         return _device("gpu", Status.SKIPPED, "reason.gate", why=self.gate, name=self.gpu.name if self.gpu else "")
 
+    def _target(self, which: str) -> str | None:
+        if which != "gpu":
+            return None
+        return self.gpu.target if self.gpu and not settings.gpu_target() else toolchain.gpu_target()
+
     def _build(self, which: str, device: str) -> build.Built | None:
         """Build a launcher; on a compile error remember it (and return None)."""
         self.emit("", device, "phase.compiling")
-        target = (self.gpu.target if self.gpu and not settings.gpu_target() else toolchain.gpu_target()) \
-            if which == "gpu" else None
-        built = build.launcher(self.children, self.src, self.plan, which, target)
+        built = build.launcher(self.children, self.src, self.plan, which, self._target(which))
         if built.ok:
             return built
         with self.lock:
@@ -329,41 +339,73 @@ class _Check:
         return _device("sim", Status.NOT_RUN, "reason.sim_not_for_part")
 
     def _gpu_pipeline(self, parts: list[Part]) -> None:
-        built = self._build("gpu", "gpu")
-        if built is None:
-            return
-        if not self._gpu_runs():
+        """Build, run and judge on the GPU. Where compute-sanitizer will run, its own
+        build (with line tables, so findings name the learner's line) compiles beside
+        the plain one, which gives the verdict without waiting for it."""
+        tools, note = self._sanitizer_tools(parts)
+        pool = ThreadPoolExecutor(max_workers=1) if tools else None
+        lined = pool.submit(build.launcher, self.children, self.src, self.plan, "gpu", self._target("gpu"),
+                            lines=True) if pool else None
+        try:
+            built = self._build("gpu", "gpu")
+            if built is None:
+                return
+            if not self._gpu_runs():
+                for part in parts:
+                    dev = self._gated() or _device("gpu", Status.COMPILED, "reason.no_gpu",
+                                                   target=toolchain.gpu_target())
+                    self.kernels[part.id]["gpu"] = dev
+                    self.emit(part.id, "gpu", "phase.verdict", dev.status)
+                return
+            indices = [i for p in parts for i in self._indices(p)]
+            raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", self.puzzle.repeats,
+                                indices, limit=self.options.run_timeout, tick=self.ticker("", "gpu"))
+            self.children.check()
             for part in parts:
-                dev = self._gated() or _device("gpu", Status.COMPILED, "reason.no_gpu", target=toolchain.gpu_target())
+                dev = self._judge("gpu", part, raw, orders=False)
+                dev.device_name = self.gpu.name
                 self.kernels[part.id]["gpu"] = dev
                 self.emit(part.id, "gpu", "phase.verdict", dev.status)
-            return
-        indices = [i for p in parts for i in self._indices(p)]
-        raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", self.puzzle.repeats,
-                            indices, limit=self.options.run_timeout, tick=self.ticker("", "gpu"))
-        self.children.check()
-        for part in parts:
-            dev = self._judge("gpu", part, raw, orders=False)
-            dev.device_name = self.gpu.name
-            self.kernels[part.id]["gpu"] = dev
-            self.emit(part.id, "gpu", "phase.verdict", dev.status)
-        if not self.options.quick or any(p.sanitizers for p in parts):  # a needed tool runs even in --quick
-            self._sanitize(built, parts, indices)
+            self._needs_missing_sanitizer(parts)
+            if lined is not None:
+                with_lines = lined.result()
+                self._sanitize(with_lines if with_lines.ok else built, parts, indices, tools)
+            elif note is not None:
+                for part in parts:
+                    if self.kernels[part.id]["gpu"].status != Status.NOT_RUN:
+                        self.kernels[part.id]["gpu"].tools = note
+        except BaseException:
+            self.children.cancel()  # the sanitizer's build too, so that the pool ends at once
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
 
-    def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int]) -> None:
-        """compute-sanitizer over every case (so over the one with the most threads too):
-        the tools the policy picks, and those a part always needs (a debugging puzzle)."""
-        clean = {tool: built.binary.with_name(f"{built.binary.name}.{tool}-clean") for tool in sanitizer.TOOLS}
-        chosen, note = sanitizer.choose(self.options.sanitize, True, {t for t, m in clean.items() if m.exists()}) \
-            if not self.options.quick else ((), None)
+    def _sanitizer_tools(self, parts: list[Part]) -> tuple[list[str], Msg | None]:
+        """The compute-sanitizer tools this check runs (the policy's choice, and the ones
+        a part always needs, --quick or not), and a note for the report when none runs."""
+        if not self._gpu_runs():
+            return [], None
+        binary = build.launcher_binary(self.src, self.plan, "gpu", self._target("gpu"))
+        clean = {tool for tool in sanitizer.TOOLS if _clean_marker(binary, tool).exists()}
+        chosen, note = sanitizer.choose(self.options.sanitize, True, clean) if not self.options.quick else ((), None)
         needed = [t for p in parts for t in p.sanitizers]
-        tools = [t for t in sanitizer.TOOLS if t in chosen or t in needed]
         if needed and sanitizer.locate() is None:
-            for part in parts:
-                if part.sanitizers:
-                    self.kernels[part.id]["gpu"] = _device("gpu", Status.NOT_RUN, "reason.needs_sanitizer",
-                                                           tools=", ".join(part.sanitizers))
-            tools = []
+            return [], note
+        return [t for t in sanitizer.TOOLS if t in chosen or t in needed], note
+
+    def _needs_missing_sanitizer(self, parts: list[Part]) -> None:
+        """A part that is only judged under compute-sanitizer (a debugging puzzle), where
+        the tool is not here: not run, and the report says why."""
+        if sanitizer.locate() is not None:
+            return
+        for part in parts:
+            if part.sanitizers:
+                self.kernels[part.id]["gpu"] = _device("gpu", Status.NOT_RUN, "reason.needs_sanitizer",
+                                                       tools=", ".join(part.sanitizers))
+
+    def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int], tools: list[str]) -> None:
+        """compute-sanitizer over every case (so over the one with the most threads too)."""
         findings: list[Finding] = []
         problems: list[Msg] = []
         learner = {name: _shown(path) for name, path in self.src.files.items() if name in self.puzzle.edit}
@@ -390,15 +432,15 @@ class _Check:
             dev = self.kernels[part.id]["gpu"]
             if dev.status == Status.NOT_RUN:
                 continue
-            dev.tools = problems[0] if problems else (msg("sanitizer.ran", tools=", ".join(tools)) if tools else note)
-            if tools:
-                dev.findings = (dev.findings or []) + findings
+            dev.tools = problems[0] if problems else msg("sanitizer.ran", tools=", ".join(tools))
+            dev.findings = (dev.findings or []) + findings
             if findings:
                 dev.status = Status.FAIL
                 dev.explain("reason.sanitizer", n=len(findings))
         if not findings and not problems:  # this code is clean under these tools: not again
+            binary = build.launcher_binary(self.src, self.plan, "gpu", self._target("gpu"))
             for tool in tools:
-                clean[tool].write_text("")
+                _clean_marker(binary, tool).write_text("")
 
     # --- judging one device's outputs ------------------------------------------------
 
