@@ -1,29 +1,31 @@
-"""How much time the workbook adds on top of running puzzle 18 through MAX by hand.
+"""Edit to verdict: how long a learner waits after a one-line change to a kernel.
 
-    python benchmarks/bench.py [--repeat N] [--json] [--out FILE] [--only floor,run,check] [--keep]
+    python benchmarks/bench.py [--repeat N] [--json] [--out FILE] [--only p18,p01] [--keep]
 
-Measures, as full subprocess wall times on this machine (CPU, and the GPU when
-MAX sees one):
+For each puzzle measured, in a fresh copy of the workbook with the solution
+in the learner's files, after one untimed run (the learner has run it
+before: Mojo's, MAX's and the workbook's caches are warm), N times:
 
-- floor, cold / warm: benchmarks/floor.py, which `mojo precompile`s the p18
-  solution's op and builds and runs the softmax graph through MAX directly,
-  CPU then GPU. Cold: empty MAX cache, fresh .mojoc. Warm: the .mojoc kept and
-  MAX's cache warm. The cold floor is also the plain sequential flow (how the
-  puzzle runs without the workbook).
-- workbook run p18, cold: a temp copy of the workbook with the solution's
-  files copied over the learner's (the edit), empty workbook and MAX caches,
-  then `python -m workbook run p18`: edit to verdict. Warm: the same again,
-  unchanged.
-- workbook check --all --solutions, cold and warm.
+1. edit: one new line of code in the learner's kernel, different each time
+   (so every cache keyed by content misses, as after a real edit);
+2. time, as a whole subprocess, from the edit to:
+   - `workbook run ID --quick`: the kernels launched directly (the simulator
+     and the CPU kernel without a GPU, the GPU and the simulator with one).
+     Its "first verdict" column is when the first device's verdict was ready
+     (what `watch` and a terminal show at once): the process's time minus
+     what the engine spent after it, from `--json`;
+   - `workbook run ID`: the full verdict (for p18 also the op through MAX);
+   - the plain flow, the same edit, done by hand without the workbook:
+     p18: `mojo precompile` + a script that builds and runs the MAX graph,
+     CPU then GPU (benchmarks/floor.py); p01: `mojo run` of a standalone
+     program holding the kernel and a DeviceContext launch
+     (benchmarks/plain_kernel.py) where a GPU is, and where there is none the
+     best a learner can do by hand, `mojo build --target-accelerator=sm_90`,
+     which only compiles.
 
-Cold means cold: every cold repetition gets new empty folders for
-WORKBOOK_CACHE and MODULAR_CACHE_DIR (where MAX keeps compiled graphs, and
-Mojo its own caches; it defaults to ~/.cache/modular) and a new copy of the
-workbook. Warm repetitions reuse the last cold repetition's folders.
-
-Seconds are the median of N runs: --repeat N for both kinds; by default 1
-cold and 3 warm. Ratios: cold rows to the cold floor, warm rows to the warm
-floor. Standard library only; the subprocesses use this Python.
+Seconds are medians of N runs (default 3); the ratio is to the plain flow
+measured in the same run. Standard library only; the subprocesses use this
+Python and its `mojo`.
 """
 
 from __future__ import annotations
@@ -46,39 +48,39 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-FLOOR = HERE / "floor.py"
-PUZZLE = "p18"
-# What a learner's checkout needs for `python -m workbook`: the package, the puzzles, the solutions.
 COPY_ITEMS = ("workbook", "puzzles", "solutions", "pyproject.toml")
-TIMEOUT = 3600  # seconds for one subprocess; a cold `check --all` on 2 cores takes minutes
-GROUPS = ("floor", "run", "check")
+TIMEOUT = 1800
+# puzzle -> the kernel file the edit goes into
+EDITED = {"p18": "op/softmax.mojo", "p01": "map.mojo"}
+TARGETS = {  # issue 9's targets, edit to first verdict, seconds
+    ("p18", True): 5.0, ("p01", True): 4.0, ("p18", False): 10.0, ("p01", False): 5.0,
+}
 
 
 @dataclass
 class Sample:
-    seconds: float  # wall time of the whole subprocess
+    seconds: float
     rc: int
-    cpu_seconds: float = 0.0  # user + system time of it and every process it waited for
-    load: float | None = None  # the 1-minute load average when it started (other work on the machine)
-    phases: dict[str, float] = field(default_factory=dict)
+    cpu_seconds: float = 0.0
+    load: float | None = None
+    first_verdict: float | None = None  # seconds from the edit to the first device's verdict
 
 
 @dataclass
 class Row:
-    key: str
+    puzzle: str
+    what: str  # quick | full | plain
     label: str
-    kind: str  # cold | warm
     samples: list[Sample] = field(default_factory=list)
-    note: str = ""
-    ratio_to_floor: float | None = None
 
     @property
     def seconds(self) -> float | None:
         return statistics.median(s.seconds for s in self.samples) if self.samples else None
 
     @property
-    def cpu_seconds(self) -> float | None:
-        return statistics.median(s.cpu_seconds for s in self.samples) if self.samples else None
+    def first_verdict(self) -> float | None:
+        found = [s.first_verdict for s in self.samples if s.first_verdict is not None]
+        return statistics.median(found) if found else None
 
     @property
     def ok(self) -> bool:
@@ -89,46 +91,81 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("WORKBOOK_ROOT", "WORKBOOK_CACHE", "MODULAR_CACHE_DIR")}
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, subprocess.CompletedProcess]:
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    cpu = _children_cpu()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        proc = subprocess.CompletedProcess(cmd, 124, exc.stdout or "", exc.stderr or "")
+        rc, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired:
+        rc, out = 124, ""
     seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        tail = (str(proc.stdout) + str(proc.stderr))[-1500:]
-        log(f"exit code {proc.returncode} from {' '.join(cmd)}:\n{tail}")
-    return Sample(seconds, proc.returncode, _children_cpu() - cpu, load), proc
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if rc != 0:
+        log(f"exit code {rc} from {' '.join(cmd)}:\n{out[-1500:]}")
+    return Sample(seconds, rc, usage.ru_utime + usage.ru_stime - cpu, load, _first_verdict(out, seconds))
 
 
-class Scratch:
-    """Temp folders for one cold repetition (and the warm ones after it)."""
+def _first_verdict(out: str, seconds: float) -> float | None:
+    """From a `--json` report: the whole run less what the engine did after its first
+    verdict (an upper bound: the report's rendering is counted in)."""
+    try:
+        doc = json.loads(out[out.index("{"):])
+        result = doc["puzzles"][0] if "puzzles" in doc else doc
+        return seconds - result["seconds"] + result["first_verdict"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
 
-    def __init__(self, keep: bool):
-        self.dir = Path(tempfile.mkdtemp(prefix="workbook-bench-"))
-        self.keep = keep
-        self.max_cache = self.dir / "modular"
-        self.wb_cache = self.dir / "workbook-cache"
-        for folder in (self.max_cache, self.wb_cache):
-            folder.mkdir()
 
-    def env(self, **extra: str) -> dict[str, str]:
-        return dict(base_env(), MODULAR_CACHE_DIR=str(self.max_cache), WORKBOOK_CACHE=str(self.wb_cache), **extra)
+def has_gpu() -> bool:
+    out = subprocess.run([sys.executable, "-c", "from max.driver import accelerator_count as a; print(a())"],
+                         capture_output=True, text=True, timeout=300).stdout.strip()
+    return out.isdigit() and int(out) > 0
+
+
+def mojo() -> str:
+    beside = Path(sys.executable).parent / "mojo"
+    return str(beside) if beside.exists() else (shutil.which("mojo") or "mojo")
+
+
+class Copy:
+    """A learner's checkout with the puzzle solved, its own caches, and an edit counter."""
+
+    def __init__(self, puzzle: str, keep: bool):
+        self.puzzle, self.keep = puzzle, keep
+        self.dir = Path(tempfile.mkdtemp(prefix=f"workbook-bench-{puzzle}-"))
+        self.root = self.dir / "wb"
+        self.root.mkdir()
+        for item in COPY_ITEMS:
+            src = ROOT / item
+            if src.is_dir():
+                shutil.copytree(src, self.root / item, ignore=shutil.ignore_patterns("__pycache__", ".workbook"))
+            else:
+                shutil.copyfile(src, self.root / item)
+        shutil.copytree(ROOT / "solutions" / puzzle, self.root / "puzzles" / puzzle, dirs_exist_ok=True)
+        self.edits = 0
+
+    @property
+    def kernel_file(self) -> Path:
+        return self.root / "puzzles" / self.puzzle / EDITED[self.puzzle]
+
+    def edit(self) -> None:
+        """One new line of code in the kernel, different each time: every cache keyed by
+        content misses, Mojo's own too (a comment alone may leave the compiled code as it
+        was). The line computes something nobody uses, so the verdict stays a pass."""
+        self.edits += 1
+        text = self.kernel_file.read_text(encoding="utf-8")
+        anchor = text.index("    var i = ")
+        line_end = text.index("\n", anchor) + 1
+        edit = f"    var edit_{self.edits} = i * {self.edits}  # a learner's edit\n"
+        self.kernel_file.write_text(text[:line_end] + edit + text[line_end:], encoding="utf-8")
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_ROOT", "WORKBOOK_CACHE")}
+        return dict(env, WORKBOOK_ROOT=str(self.root), WORKBOOK_CACHE=str(self.dir / "cache"), PYTHONUNBUFFERED="1",
+                    WORKBOOK_NO_PROGRESS="1")
 
     def close(self) -> None:
         if self.keep:
@@ -137,260 +174,117 @@ class Scratch:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-# --- the floor -------------------------------------------------------------------------------------------------
-
-def floor_once(scratch: Scratch, warm: bool) -> Sample:
-    cmd = [sys.executable, str(FLOOR), "--work", str(scratch.dir / "floor"), "--json"]
-    if warm:
-        cmd.append("--keep-mojoc")
-    sample, proc = timed(cmd, ROOT, scratch.env())
-    lines = str(proc.stdout).strip().splitlines()
-    if lines:
-        try:
-            sample.phases = json.loads(lines[-1]).get("phases", {})
-        except json.JSONDecodeError:
-            pass
-    return sample
+def plain_command(copy: Copy, gpu: bool) -> tuple[list[str], Path]:
+    if copy.puzzle == "p18":
+        return [sys.executable, str(HERE / "floor.py"), "--work", str(copy.dir / "floor"),
+                "--op", str(copy.kernel_file.parent)], ROOT
+    program = copy.dir / "plain" / "p01_plain.mojo"
+    subprocess.run([sys.executable, str(HERE / "plain_kernel.py"), str(copy.kernel_file), str(program)], check=True)
+    if gpu:
+        return [mojo(), "run", str(program)], program.parent
+    return [mojo(), "build", "--target-accelerator=sm_90", str(program), "-o", str(program.with_suffix(""))], \
+        program.parent
 
 
-def measure_floor(cold: int, warm: int, keep: bool) -> tuple[Row, Row]:
-    cold_row = Row("floor_cold", "floor, cold (precompile + MAX build/run, empty caches)", "cold")
-    warm_row = Row("floor_warm", "floor, warm (.mojoc kept, MAX cache warm)", "warm")
-    scratch = None
-    for i in range(cold):
-        if scratch:
-            scratch.close()
-        scratch = Scratch(keep)
-        log(f"floor, cold {i + 1}/{cold}")
-        cold_row.samples.append(floor_once(scratch, warm=False))
-    for i in range(warm):
-        log(f"floor, warm {i + 1}/{warm}")
-        warm_row.samples.append(floor_once(scratch, warm=True))
-    scratch.close()
-    return cold_row, warm_row
-
-
-# --- the workbook ----------------------------------------------------------------------------------------------
-
-def workbook_copy(scratch: Scratch, edit: bool) -> Path:
-    copy = scratch.dir / "workbook-root"
-    copy.mkdir()
-    for item in COPY_ITEMS:
-        src = ROOT / item
-        if src.is_dir():
-            shutil.copytree(src, copy / item, ignore=shutil.ignore_patterns("__pycache__", ".workbook"))
-        else:
-            shutil.copyfile(src, copy / item)
-    if edit:  # the learner's edit: the solution's files over the skeleton's
-        shutil.copytree(ROOT / "solutions" / PUZZLE, copy / "puzzles" / PUZZLE, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    return copy
-
-
-def measure_workbook(key: str, label: str, args: list[str], edit: bool, cold: int, warm: int,
-                     keep: bool) -> tuple[Row, Row]:
-    cold_row = Row(f"{key}_cold", f"{label}, cold", "cold")
-    warm_row = Row(f"{key}_warm", f"{label}, warm", "warm")
-    cmd = [sys.executable, "-m", "workbook", *args]
-    scratch = copy = None
-    for i in range(cold):
-        if scratch:
-            scratch.close()
-        scratch = Scratch(keep)
-        copy = workbook_copy(scratch, edit)
-        log(f"{label}, cold {i + 1}/{cold}")
-        cold_row.samples.append(timed(cmd, copy, scratch.env(WORKBOOK_ROOT=str(copy)))[0])
-    for i in range(warm):
-        log(f"{label}, warm {i + 1}/{warm}")
-        warm_row.samples.append(timed(cmd, copy, scratch.env(WORKBOOK_ROOT=str(copy)))[0])
-    scratch.close()
-    return cold_row, warm_row
-
-
-# --- what was measured on --------------------------------------------------------------------------------------
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-def git_commit() -> str | None:
-    """`git rev-parse --short HEAD`, read from .git directly (no git needed on the machine)."""
-    git = ROOT / ".git"
-    if git.is_file():  # a worktree: "gitdir: PATH"
-        text = _read(git).strip()
-        git = (ROOT / text.split(":", 1)[1].strip()) if text.startswith("gitdir:") else git
-    head = _read(git / "HEAD").strip()
-    if not head:
-        return None
-    if not head.startswith("ref:"):
-        return head[:7]
-    ref = head.split(":", 1)[1].strip()
-    common = Path(_read(git / "commondir").strip() or ".")
-    for base in (git, git / common):
-        sha = _read(base / ref).strip()
-        if sha:
-            return sha[:7]
-        for line in _read(base / "packed-refs").splitlines():
-            parts = line.split()
-            if len(parts) == 2 and parts[1] == ref:
-                return parts[0][:7]
-    return None
+def measure(puzzle: str, repeat: int, gpu: bool, keep: bool, which: set[str]) -> list[Row]:
+    copy = Copy(puzzle, keep)
+    wb = [sys.executable, "-m", "workbook", "run", puzzle, "--json"]
+    rows = [Row(puzzle, "quick", f"workbook run {puzzle} --quick"),
+            Row(puzzle, "full", f"workbook run {puzzle} (full verdict)"),
+            Row(puzzle, "plain", f"plain flow for {puzzle}" + ("" if gpu or puzzle == "p18" else " (compile only)"))]
+    rows = [r for r in rows if r.what in which]
+    commands = {"quick": [*wb, "--quick"], "full": wb}
+    log(f"{puzzle}: warm-up run")
+    timed(wb if "full" in which else commands["quick"], copy.root, copy.env())
+    if "plain" in which:
+        plain, cwd = plain_command(copy, gpu)
+        timed(plain, cwd, copy.env())
+    for i in range(repeat):
+        for row in rows:
+            copy.edit()
+            log(f"{row.label} {i + 1}/{repeat}")
+            if row.what == "plain":
+                plain, cwd = plain_command(copy, gpu)
+                row.samples.append(timed(plain, cwd, copy.env()))
+            else:
+                row.samples.append(timed(commands[row.what], copy.root, copy.env()))
+    copy.close()
+    return rows
 
 
 def machine() -> dict:
     info: dict = {"platform": platform.platform(), "cpu_count": os.cpu_count()}
-    if hasattr(os, "sched_getaffinity"):
-        info["cpus_usable"] = len(os.sched_getaffinity(0))
-    for line in _read(Path("/proc/cpuinfo")).splitlines():
-        if line.startswith("model name"):
-            info["cpu_model"] = line.split(":", 1)[1].strip()
-            break
-    for line in _read(Path("/proc/meminfo")).splitlines():
-        if line.startswith("MemTotal:"):
-            info["memory_gib"] = round(int(line.split()[1]) / 2**20, 1)
-    info["gpus"] = []
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
     smi = shutil.which("nvidia-smi")
     if smi:
-        try:
-            out = subprocess.run([smi, "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=60).stdout
-            info["gpus"] = [line.strip() for line in out.splitlines() if line.strip()]
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        out = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=60).stdout
+        info["gpus"] = [line.strip() for line in out.splitlines() if line.strip()]
+    info["toolchain"] = {name: _version(name) for name in ("mojo", "max", "numpy")}
+    info["python"] = platform.python_version()
+    return info
+
+
+def _version(name: str) -> str | None:
     try:
-        out = subprocess.run([sys.executable, "-c", "from max.driver import accelerator_count as a; print(a())"],
-                             capture_output=True, text=True, timeout=120).stdout.strip()
-        info["max_accelerators"] = int(out) if out.isdigit() else None
-    except (OSError, subprocess.TimeoutExpired):
-        info["max_accelerators"] = None
-    return info
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
-def toolchain() -> dict:
-    info: dict = {"python": platform.python_version()}
-    for name in ("mojo", "max", "numpy", "workbook"):
-        try:
-            info[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            info[name] = None
-    mojo = Path(sys.executable).parent / "mojo"
-    binary = str(mojo) if mojo.exists() else shutil.which("mojo")
-    if binary:
-        try:
-            info["mojo --version"] = subprocess.run([binary, "--version"], capture_output=True, text=True,
-                                                    timeout=60).stdout.strip()
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return info
-
-
-# --- the report ------------------------------------------------------------------------------------------------
-
-def fmt(value: float | None, suffix: str = "") -> str:
-    return "-" if value is None else f"{value:.2f}{suffix}"
-
-
-def table(rows: list[Row], plain_ratio: float | None, floor_phases: dict[str, float]) -> str:
-    head = ("measurement", "seconds", "x floor", "runs", "min-max", "cpu s", "load")
-    body = []
-    for row in rows:
-        spread = f"{min(s.seconds for s in row.samples):.1f}-{max(s.seconds for s in row.samples):.1f}" \
-            if row.samples else "-"
-        loads = [s.load for s in row.samples if s.load is not None]
-        label = row.label + ("" if row.ok else "  [FAILED: exit code != 0]") + (f"  ({row.note})" if row.note else "")
-        body.append((label, fmt(row.seconds), fmt(row.ratio_to_floor, "x"), str(len(row.samples)), spread,
-                     fmt(row.cpu_seconds), f"{max(loads):.1f}" if loads else "-"))
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-             for r in [head, *body]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.append("")
-    lines.append(f"workbook run {PUZZLE} cold (edit to verdict) / plain sequential flow: {fmt(plain_ratio, 'x')}")
-    lines.append("seconds: median wall time of the whole subprocess; cpu s: median user+system CPU time of it "
-                 "and its children; load: the highest 1-minute load average seen when a run started.")
-    if floor_phases:
-        lines.append("floor phases, cold (median s): "
-                     + ", ".join(f"{k} {v:.2f}" for k, v in floor_phases.items()))
+def table(rows: list[Row], gpu: bool) -> str:
+    lines = [f"{'measurement':50} {'seconds':>8} {'min-max':>11} {'x plain':>8} {'first':>6} {'x plain':>8} "
+             f"{'target':>7}  load"]
+    for puzzle in dict.fromkeys(r.puzzle for r in rows):
+        group = {r.what: r for r in rows if r.puzzle == puzzle}
+        plain = group["plain"].seconds if "plain" in group else None
+        for row in group.values():
+            what = row.what
+            spread = f"{min(s.seconds for s in row.samples):.1f}-{max(s.seconds for s in row.samples):.1f}"
+            ratio = f"{row.seconds / plain:.2f}x" if plain and row.seconds and what != "plain" else ""
+            target = TARGETS.get((puzzle, gpu)) if what == "quick" else None
+            loads = [s.load for s in row.samples if s.load is not None]
+            label = row.label + ("" if row.ok else "  [FAILED]")
+            first = row.first_verdict if what != "plain" else None
+            first_ratio = f"{first / plain:.2f}x" if first and plain else ""
+            lines.append(f"{label:50} {row.seconds:8.2f} {spread:>11} {ratio:>8} "
+                         f"{(f'{first:.2f}' if first else ''):>6} {first_ratio:>8} "
+                         f"{(f'<= {target:g}' if target else ''):>7}  {max(loads) if loads else 0:.1f}")
+    lines.append("seconds: the whole command, median; first: until the first device's verdict (--json), median")
     return "\n".join(lines)
-
-
-def median_phases(row: Row | None) -> dict[str, float]:
-    if not row or not row.samples:
-        return {}
-    keys = [k for k in row.samples[0].phases]
-    return {k: statistics.median(s.phases.get(k, 0.0) for s in row.samples) for k in keys}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, help="runs per measurement, cold and warm (default: 1 cold, 3 warm)")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
-    parser.add_argument("--out", type=Path, help="also write the JSON to this file")
-    parser.add_argument("--only", default=",".join(GROUPS),
-                        help="comma-separated subset of floor,run,check (default: all)")
-    parser.add_argument("--keep", action="store_true", help="keep the temp folders (their paths go to stderr)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--only", default="p18,p01")
+    parser.add_argument("--measure", default="quick,full,plain", help="which of quick, full, plain")
+    parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    cold = warm = args.repeat
-    if cold is None:
-        cold, warm = 1, 3
-    if cold < 1:
-        parser.error("--repeat must be at least 1")
-    groups = [g.strip() for g in args.only.split(",") if g.strip()]
-    unknown = sorted(set(groups) - set(GROUPS))
-    if unknown:
-        parser.error(f"unknown --only group(s): {', '.join(unknown)}")
-
-    started = datetime.now(timezone.utc)
-    log(f"machine and toolchain; cold x{cold}, warm x{warm}")
-    meta = {"date": started.isoformat(timespec="seconds"), "commit": git_commit(), "machine": machine(),
-            "toolchain": toolchain(), "repeat": {"cold": cold, "warm": warm}}
-
+    gpu = has_gpu()
+    meta = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "gpu": gpu, "machine": machine(),
+            "repeat": args.repeat}
     rows: list[Row] = []
-    floor_cold = floor_warm = None
-    if "floor" in groups:
-        floor_cold, floor_warm = measure_floor(cold, warm, args.keep)
-        plain = Row("plain_flow_cold", "plain sequential flow, cold", "cold", floor_cold.samples,
-                    note="same runs as the cold floor")
-        rows += [floor_cold, floor_warm, plain]
-    if "run" in groups:
-        rows += measure_workbook("workbook_run", f"workbook run {PUZZLE}", ["run", PUZZLE], True, cold, warm,
-                                 args.keep)
-    if "check" in groups:
-        rows += measure_workbook("workbook_check_all", "workbook check --all --solutions",
-                                 ["check", "--all", "--solutions"], False, cold, warm, args.keep)
-
-    for row in rows:
-        base = floor_cold if row.kind == "cold" else floor_warm
-        if base is not None and base.seconds and row.seconds is not None:
-            row.ratio_to_floor = row.seconds / base.seconds
-    wb_cold = next((r for r in rows if r.key == "workbook_run_cold"), None)
-    plain_ratio = (wb_cold.seconds / floor_cold.seconds
-                   if wb_cold and floor_cold and wb_cold.seconds and floor_cold.seconds else None)
-    phases = median_phases(floor_cold)
-
-    result = dict(meta, finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                  measurements=[dict(asdict(r), seconds=r.seconds, cpu_seconds=r.cpu_seconds, ok=r.ok)
-                                for r in rows],
-                  workbook_cold_over_plain_flow=plain_ratio, floor_phases_cold=phases,
-                  floor_phases_warm=median_phases(floor_warm))
-    text = json.dumps(result, indent=2)
+    for puzzle in [p.strip() for p in args.only.split(",") if p.strip()]:
+        rows += measure(puzzle, args.repeat, gpu, args.keep, set(args.measure.split(",")))
+    result = dict(meta, measurements=[dict(asdict(r), seconds=r.seconds, first_verdict=r.first_verdict, ok=r.ok)
+                                      for r in rows])
     if args.out:
-        args.out.write_text(text + "\n")
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
     if args.json:
-        print(text)
+        print(json.dumps(result, indent=2))
     else:
-        m, tc = meta["machine"], meta["toolchain"]
-        gpus = "; ".join(m["gpus"]) or "none"
-        print(f"date {meta['date']}  commit {meta['commit'] or '?'}")
-        print(f"machine: {m.get('cpu_count')} CPUs ({m.get('cpu_model', '?')}), {m.get('memory_gib', '?')} GiB, "
-              f"GPU: {gpus}; MAX sees {m.get('max_accelerators')} accelerator(s)")
-        print(f"toolchain: {tc.get('mojo --version') or 'mojo ' + str(tc.get('mojo'))}, max {tc.get('max')}, "
-              f"Python {tc['python']}, numpy {tc.get('numpy')}")
-        print()
-        print(table(rows, plain_ratio, phases))
+        print(f"date {meta['date']}  GPU: {'; '.join(meta['machine'].get('gpus', [])) or 'none'}  "
+              f"CPUs: {meta['machine']['cpu_count']}")
+        print(table(rows, gpu))
     return 0 if all(r.ok for r in rows) else 1
 
 

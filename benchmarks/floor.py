@@ -44,10 +44,14 @@ def mojo_binary() -> str:
     return str(beside) if beside.exists() else (shutil.which("mojo") or "mojo")
 
 
-def stage_op(work: Path) -> Path:
-    """puzzles/p18/op with the solution's files over it, as work/op."""
+def stage_op(work: Path, source: Path | None) -> Path:
+    """The op package as work/op: `source` (an op folder), else puzzles/p18/op with
+    the solution's files over it."""
     op = work / "op"
     shutil.rmtree(op, ignore_errors=True)
+    if source is not None:
+        shutil.copytree(source, op, ignore=shutil.ignore_patterns("__pycache__"))
+        return op
     shutil.copytree(ROOT / "puzzles" / "p18" / "op", op, ignore=shutil.ignore_patterns("__pycache__"))
     for src in (ROOT / "solutions" / "p18" / "op").glob("*.mojo"):
         shutil.copyfile(src, op / src.name)
@@ -81,24 +85,25 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="where op/ and op.mojoc go (default: a temp folder)")
     parser.add_argument("--keep-mojoc", action="store_true", help="reuse WORK/op.mojoc if it is there")
     parser.add_argument("--json", action="store_true", help="print the timings as JSON on the last line")
+    parser.add_argument("--op", type=Path, help="the op folder to run (default: the p18 solution's)")
     args = parser.parse_args()
 
     work = args.work or Path(tempfile.mkdtemp(prefix="floor-p18-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        return run(work, args.keep_mojoc, args.json)
+        return run(work, args.keep_mojoc, args.json, args.op)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def run(work: Path, keep_mojoc: bool, as_json: bool) -> int:
+def run(work: Path, keep_mojoc: bool, as_json: bool, source: Path | None = None) -> int:
     phases: dict[str, float] = {}
 
     start = time.perf_counter()
     mojoc = work / "op.mojoc"
     if not (keep_mojoc and mojoc.exists()):
-        stage_op(work)
+        stage_op(work, source)
         mojoc = precompile(work)
     phases["precompile"] = time.perf_counter() - start
 
