@@ -4,6 +4,7 @@
 #   tools/gpu-verification.sh OUT_DIR GROUP...
 #
 # GROUP: doctor | solutions | skeletons | verify-1 | verify-2 | verify-3 | pytest-gpu | bench
+#        | wrong (the kernels named in WRONG, space-separated) | sanitize-line (p03/no_guard, -g1 line)
 # Each writes OUT_DIR/<group>.log (and .json where there is one) and prints its exit code
 # and time. Run from the repository root, with the workbook importable (PYTHON, default
 # python3). The groups are split so that each fits in a few minutes.
@@ -37,6 +38,11 @@ for group in "$@"; do
     verify-3) run verify-3 $py -m workbook author verify $ops --run --json ;;
     pytest-gpu) run pytest-gpu $py -m pytest -q -m gpu -p no:cacheprovider ;;
     bench) run bench $py benchmarks/bench.py --repeat 3 --out "$out/bench.json" ;;
+    wrong) run wrong $py tools/run_wrong.py ${WRONG:?set WRONG to kernel ids} ;;
+    sanitize-line)  # a compute-sanitizer finding names the learner's line (the -g1 build)
+      tmp=$(mktemp -d) && cp -r puzzles solutions workbook pyproject.toml "$tmp"/ &&
+        cp tests/wrong/p03/no_guard/*.mojo "$tmp"/puzzles/p03/ &&
+        (cd "$tmp" && run sanitize-line $py -m workbook check p03 --sanitize --json --seed 12) ;;
     *) echo "unknown group $group"; exit 2 ;;
   esac
 done
