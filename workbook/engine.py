@@ -480,7 +480,7 @@ class _Check:
         if any(c.order_dependent for c in dev.cases):
             dev.explain("reason.order")
         if dev.findings:
-            dev.explain("reason.sim_findings", n=len(dev.findings))
+            dev.explain("reason.sim_findings", n=len({f.kind for f in dev.findings}))  # one per case: count kinds
         if any(o.nan_count or o.inf_count for o in errors) and not dev.reasons:
             dev.explain("reason.nan")
         if raw.status == "fatal" and not dev.findings:
