@@ -86,3 +86,19 @@ def test_shapes_do_not_depend_on_the_seed(root):
         one = launcher.generate(plan_for(puzzle.id, 1)[2], "gpu")
         two = launcher.generate(plan_for(puzzle.id, 2)[2], "gpu")
         assert one == two, puzzle.id
+
+
+def test_builds_are_keyed_by_where_the_compiler_is(root, monkeypatch, tmp_path):
+    """A built program loads Mojo's runtime from the environment that built it: one from a
+    deleted virtual environment died with 'cannot open shared object file' (exit 127)."""
+    from workbook import build, toolchain
+
+    monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
+    puzzle = catalog.load("p01")
+    here = build.sources(puzzle).dir
+    assert build.sources(puzzle).dir == here  # the same toolchain reuses it
+    other = tmp_path / "another-venv" / "bin" / "mojo"
+    other.parent.mkdir(parents=True)
+    other.touch()
+    monkeypatch.setattr(toolchain, "mojo_binary", lambda: other)
+    assert build.sources(puzzle).dir != here

@@ -63,8 +63,12 @@ def mojo_version() -> str | None:
 
 
 def toolchain_id() -> str:
-    """Part of every cache key: artifacts of another toolchain are never reused."""
-    return f"mojo={package_version('mojo')};max={package_version('max')};py={sys.version_info[:2]}"
+    """Part of every cache key: artifacts of another toolchain are never reused. Its
+    location too: a built program finds Mojo's runtime libraries by absolute path, so
+    one built by a since-deleted environment would not even start."""
+    mojo = mojo_binary()
+    where = str(mojo.resolve()) if mojo else ""
+    return f"mojo={package_version('mojo')};max={package_version('max')};py={sys.version_info[:2]};at={where}"
 
 
 @functools.lru_cache(maxsize=1)
