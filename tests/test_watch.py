@@ -58,10 +58,11 @@ class Fake:
     """A stand-in for engine.check_puzzle: counts its calls, may start a real child and wait."""
 
     def __init__(self, status: Status = Status.FAIL, child: list[str] | None = None):
-        self.status, self.child, self.calls = status, child, []
+        self.status, self.child, self.calls, self.options = status, child, [], []
 
     def __call__(self, puzzle, options, events=None, children=None):
         self.calls.append(puzzle.id)
+        self.options.append(options)
         if self.child:
             outcome = children.wait(children.start(self.child), 120)
             if outcome.cancelled:
@@ -72,11 +73,11 @@ class Fake:
 class Session:
     """A Watcher running in a thread, its console captured."""
 
-    def __init__(self, puzzle_id: str | None, check=engine.check_puzzle):
+    def __init__(self, puzzle_id: str | None, check=engine.check_puzzle, options: engine.Options | None = None):
         self.keys = Keys()
         self.buffer = io.StringIO()
         self.out = Console(file=self.buffer, width=100, force_terminal=False, highlight=False)
-        self.watcher = Watcher(puzzle_id, self.keys, self.out, check=check, poll=0.05)
+        self.watcher = Watcher(puzzle_id, self.keys, self.out, check=check, poll=0.05, options=options)
         self.thread = threading.Thread(target=self.watcher.run, daemon=True)
         self.thread.start()
 
@@ -184,6 +185,15 @@ def test_a_pass_is_remembered_says_so_and_offers_the_next_puzzle(root):
     wait_for(lambda: "passed!" in session.text)
     first = session.watcher.runs[0].target
     assert state.load().of(first).status == "pass" and "Press n" in session.text
+    session.quit()
+
+
+def test_a_quick_watch_runs_quick_and_its_pass_is_not_progress(root):
+    fake = Fake(Status.PASS)
+    session = Session("p01", check=fake, options=engine.Options(quick=True))
+    wait_for(lambda: session.finished() == 1)
+    assert fake.options[0].quick
+    assert state.load().of("p01").status != "pass"  # the GPU compile check was not done
     session.quit()
 
 

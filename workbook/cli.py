@@ -113,10 +113,10 @@ def hint(puzzle: str = PUZZLE, show_all: bool = typer.Option(False, "--all", hel
 
 @app.command(help=t("help.watch"))
 def watch(puzzle: str | None = PUZZLE_OPTIONAL, sanitize: bool | None = SANITIZE,
-          device: list[str] | None = DEVICE) -> None:
+          device: list[str] | None = DEVICE, quick: bool = QUICK) -> None:
     from .commands import watch as command
 
-    _done(command.main(Context(), puzzle=puzzle, sanitize=sanitize, devices=device))
+    _done(command.main(Context(), puzzle=puzzle, sanitize=sanitize, devices=device, quick=quick))
 
 
 @app.command(help=t("help.reset"))

@@ -150,7 +150,8 @@ class Watcher:
                     self.status_line()
 
     def _remember(self, result: PuzzleResult) -> None:
-        if not (self.options.solutions or self.part):
+        if not (self.options.solutions or self.part or self.options.quick or self.options.devices):
+            # like `run`: only a full verdict on every device counts as progress
             state.remember(result.id, result.status.value,
                            {d: s.value for d, s in result.device_statuses().items()})
 

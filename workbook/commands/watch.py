@@ -9,12 +9,12 @@ from .common import Context, resolve
 
 
 def main(ctx: Context, *, puzzle: str | None = None, sanitize: bool | None = None,
-         devices: list[str] | None = None) -> int:
+         devices: list[str] | None = None, quick: bool = False) -> int:
     from .run import check_devices
 
     if puzzle is not None:
         resolve(puzzle)  # an unknown id is exit 2 with the closest ids, before anything starts
-    options = engine.Options(sanitize=engine.sanitize_mode(sanitize), devices=check_devices(devices))
+    options = engine.Options(sanitize=engine.sanitize_mode(sanitize), devices=check_devices(devices), quick=quick)
     with TerminalKeys() as keys:
         if not keys.active:
             ctx.out.print(t("watch.no_keys"), style="dim")
