@@ -28,6 +28,7 @@ from .i18n import WorkbookError, pick, t
 from .processes import Cancelled, Children
 from .results import PASSING, PuzzleResult
 
+SETTLE, SETTLE_TRIES = 0.1, 20  # a save is over when the files stay the same this long
 POLL = 0.3  # seconds between looks at the puzzle's files
 
 KeyReader = Callable[[float], "str | None"]
@@ -202,6 +203,17 @@ class Watcher:
 
     # --- the loop ------------------------------------------------------------------------------
 
+    def _settled(self, digest: str) -> str:
+        """The files' content once a save is over: a save may truncate first and write after,
+        and a run of the half-written file (or a second run for the same save) is wasted."""
+        for _ in range(SETTLE_TRIES):
+            time.sleep(SETTLE)
+            again = self.digest()
+            if again == digest:
+                break
+            digest = again
+        return digest
+
     def run(self) -> int:
         if self.requested is None:
             first = state.load().next_pending(catalog.all_puzzles())
@@ -222,6 +234,8 @@ class Watcher:
                         break
                 self._handle()
                 digest = self.digest()
+                if digest != self.last_digest:
+                    digest = self._settled(digest)
                 if digest != self.last_digest:
                     if self.current is not None:
                         self.cancel()
