@@ -59,6 +59,12 @@ class Options:
     devices: tuple[str, ...] = ()  # only these devices (cpu, gpu, sim); () means every one that fits
     run_timeout: float | None = None  # seconds for running the kernels; None: the settings' limit
 
+    @property
+    def records_progress(self) -> bool:
+        """A full check of the learner's own files on every device: only its verdict is
+        progress (`run` and `watch` remember it; --quick, --part, --device don't count)."""
+        return not (self.solutions or self.part or self.quick or self.devices)
+
 
 def sanitize_mode(flag: bool | None) -> str:
     """The CLI's --sanitize (all tools), --no-sanitize (off) or neither (auto)."""

@@ -151,8 +151,7 @@ class Watcher:
                     self.status_line()
 
     def _remember(self, result: PuzzleResult) -> None:
-        if not (self.options.solutions or self.part or self.options.quick or self.options.devices):
-            # like `run`: only a full verdict on every device counts as progress
+        if self.options.records_progress and not self.part:  # the part is chosen here, not in options
             state.remember(result.id, result.status.value,
                            {d: s.value for d, s in result.device_statuses().items()})
 

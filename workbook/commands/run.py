@@ -21,7 +21,7 @@ def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options):
     with progress.LiveProgress(ctx.out, t("run.building", id=puzzle.id),
                                progress.wanted(ctx.out, ctx.as_json)) as live:
         result = engine.check_puzzle(puzzle, options, events=live)
-    if not (options.solutions or options.part or options.quick or options.devices):
+    if options.records_progress:
         state.remember(puzzle.id, result.status.value, {d: s.value for d, s in result.device_statuses().items()})
     return result
 
