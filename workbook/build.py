@@ -76,18 +76,37 @@ def _chosen(puzzle: Puzzle, solutions: bool, names: list[str]) -> dict[str, Path
 LAYOUT = "2"
 
 
-def _digest(files: dict[str, Path], *extra: str) -> str:
+def _read_all(files: dict[str, Path]) -> dict[str, bytes]:
+    """Every file's bytes, read once: what is hashed is exactly what is written and built,
+    even if the learner saves again in between (an editor saving as `run` starts)."""
+    return {name: files[name].read_bytes() for name in sorted(files)}
+
+
+def _digest(contents: dict[str, bytes], *extra: str) -> str:
     h = hashlib.sha256("\0".join((toolchain.toolchain_id(), LAYOUT, *extra)).encode())
-    for name in sorted(files):
-        h.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
+    for name in sorted(contents):
+        h.update(name.encode() + b"\0" + contents[name] + b"\0")
     return h.hexdigest()[:16]
 
 
-def _materialize(folder: Path, write) -> None:
-    """Fill a content-addressed folder once, atomically (another process may race us)."""
+def _holds(folder: Path, sub: str, contents: dict[str, bytes]) -> bool:
+    """Whether a finished folder still holds exactly these files: an entry that a temp
+    cleaner thinned out, or one filled by another writer, is never trusted."""
+    try:
+        return all((folder / sub / name).read_bytes() == data for name, data in contents.items())
+    except OSError:
+        return False
+
+
+def _materialize(folder: Path, write, intact=None) -> None:
+    """Fill a content-addressed folder once, atomically (another process may race us).
+    `intact(folder)` says whether an existing entry can be trusted; one that can't is
+    removed, with everything built in it, and filled again."""
     if (folder / ".complete").exists():
-        return
-    staging = folder.with_name(folder.name + f".tmp{os.getpid()}")
+        if intact is None or intact(folder):
+            return
+        discard(folder)
+    staging = folder.with_name(folder.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     write(staging)
@@ -98,20 +117,31 @@ def _materialize(folder: Path, write) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def discard(folder: Path) -> None:
+    """Remove a cache entry (moved aside first, so no reader sees it half removed)."""
+    aside = folder.with_name(folder.name + f".gone{os.getpid()}-{threading.get_ident()}")
+    try:
+        folder.rename(aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def sources(puzzle: Puzzle, solutions: bool = False) -> Sources:
     names = puzzle.mojo_files()
     for name in puzzle.edit:  # a learner file the puzzle folder lacks still counts (from solutions/)
         if name.endswith(".mojo") and name not in names:
             names.append(name)
     files = _chosen(puzzle, solutions, names)
+    contents = _read_all(files)
     # The simulator's copy depends on the rewriting rules too.
-    digest = _digest(files, hashlib.sha256(Path(simimports.__file__).read_bytes()).hexdigest())
+    digest = _digest(contents, hashlib.sha256(Path(simimports.__file__).read_bytes()).hexdigest())
     folder = settings.cache_dir() / "build" / f"{puzzle.id}-{digest}"
     problem: list[simimports.Unsupported] = []
 
     def write(staging: Path) -> None:
-        for name, path in files.items():
-            text = path.read_text(encoding="utf-8")
+        for name, data in contents.items():
+            text = data.decode("utf-8")
             for sub, content in (("src", text), ("sim", _sim_text(text, name, problem))):
                 target = staging / sub / name
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -119,7 +149,7 @@ def sources(puzzle: Puzzle, solutions: bool = False) -> Sources:
         if problem:
             (staging / "sim-unsupported.txt").write_text(f"{problem[0].line}\n{problem[0].what}")
 
-    _materialize(folder, write)
+    _materialize(folder, write, lambda f: _holds(f, "src", contents))
     found = None
     marker = folder / "sim-unsupported.txt"
     if marker.exists():
@@ -140,16 +170,16 @@ def _sim_text(text: str, name: str, problem: list) -> str:
 
 def python_files(puzzle: Puzzle, solutions: bool = False) -> Path:
     """The graph stage's Python files, in a folder named by their content."""
-    files = _chosen(puzzle, solutions, puzzle.python_files())
-    folder = settings.cache_dir() / "py" / f"{puzzle.id}-{_digest(files)}"
+    contents = _read_all(_chosen(puzzle, solutions, puzzle.python_files()))
+    folder = settings.cache_dir() / "py" / f"{puzzle.id}-{_digest(contents)}"
 
     def write(staging: Path) -> None:
-        for name, path in files.items():
+        for name, data in contents.items():
             target = staging / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            target.write_bytes(data)
 
-    _materialize(folder, write)
+    _materialize(folder, write, lambda f: _holds(f, ".", contents))
     return folder
 
 
@@ -224,8 +254,10 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
     folder = src.dir / "launch" / key
     source = folder / f"launch_{which}.mojo"
     folder.mkdir(parents=True, exist_ok=True)
-    if not source.exists():
-        source.write_text(text, encoding="utf-8")
+    if not _same_text(source, text):  # written whole or not at all: a truncated source is never compiled
+        partial = folder / f".{source.name}.{os.getpid()}-{threading.get_ident()}"
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, source)
     args = ["build", "-I", str(src.sim if with_sim else src.src), "-I", str(settings.MOJO_SUPPORT)]
     name = "host"
     if which == "gpu":
@@ -235,6 +267,21 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
         args.insert(1, "-g1")
         name += "-g1"
     return source, args, folder / name
+
+
+def _same_text(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def blames_learner(built: Built) -> bool:
+    """Whether a failed build points at the learner's own files. Anything else (an error
+    in a launcher, no parsable error at all) may be a damaged cache entry, which is
+    rebuilt once before anyone is told their code does not compile."""
+    return built.problem is None and any(d.hint is None and not d.file.startswith(diagnostics.LAUNCHER)
+                                         for d in built.diagnostics)
 
 
 def launcher_binary(src: Sources, plan: Plan, which: str, target: str | None = None) -> Path:
@@ -247,6 +294,12 @@ def launcher(children: Children, src: Sources, plan: Plan, which: str, target: s
     """Generate and build the `gpu` or `host` launcher for this plan (cached). `lines`
     adds line tables (-g1), so compute-sanitizer names the learner's line; they make
     the compile about half as long again, so only the sanitizer's build has them."""
+    source, args, binary = _launcher_job(src, plan, which, target, lines)
+    built = _compile(children, src, [*args, str(source)], binary, tick)
+    if built.ok or blames_learner(built):
+        return built
+    # Not the learner's code: perhaps a damaged entry. Build it once more from scratch.
+    discard(source.parent)
     source, args, binary = _launcher_job(src, plan, which, target, lines)
     return _compile(children, src, [*args, str(source)], binary, tick)
 
