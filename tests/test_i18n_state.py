@@ -51,9 +51,12 @@ def test_every_message_the_code_uses_exists():
 
 def test_a_message_renders_in_both_languages_with_nested_messages():
     inner = i18n.msg("sim.thread_in_block", t="3", b="1")
-    outer = i18n.msg("finding.sim_out_of_bounds", who=inner, buffer="output", index=9, size=9)
-    assert outer.text("en") == "thread 3 of block 1 wrote output[9], outside its 9 elements"
+    outer = i18n.msg("finding.sim_write_outside", who=inner, buffer="output", element="output[9]", size=9)
+    assert outer.text("en") == "thread 3 of block 1 wrote output[9], outside `output` (9 elements)"
     assert "블록 1의 스레드 3" in outer.text("ko")
+    several = i18n.msg("finding.barrier_mismatch", block="0",
+                       where=[i18n.msg("sim.waits_at", n=2, line=40), i18n.msg("sim.waits_at", n=6, line=44)])
+    assert "(2 at line 40, 6 at line 44)" in several.text("en") and "줄 40에서 2개, 줄 44에서 6개" in several.text("ko")
     assert str(outer) == outer.text("en")
 
 

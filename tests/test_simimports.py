@@ -27,7 +27,7 @@ def test_gpu_names_come_from_the_simulator_and_the_rest_stays():
     assert out.splitlines() == [
         "from wbsim import thread_idx, block_idx as b",
         "from wbsim import barrier",
-        "from max.gpu.memory import AddressSpace",
+        "from wbsim import AddressSpace",
         "from max.gpu.host import DeviceContext",
         "from layout import TileTensor; from wbsim import stack_allocation",
         "from std.math import exp",

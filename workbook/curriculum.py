@@ -48,6 +48,9 @@ class Expectation:
     case: str = ""  # a case that must fail
     output: str = ""  # an output that must be wrong in that case
     needs: str = ""  # "gpu" or "sanitizer": checkable only where that is here
+    line: int = 0  # the finding must name this line of the learner's file
+    other_line: int = 0  # a race: the line of the other access
+    threads: int = 0  # the finding must count this many threads
 
 
 @dataclass
@@ -130,9 +133,12 @@ def meets(result: PuzzleResult, e: Expectation) -> tuple[bool, str]:
         if dev.status.value != e.status:
             problems.append(f"{e.device} status {dev.status.value} ({dev.reason})")
             continue
-        if e.finding and not any(f.kind == e.finding for f in dev.findings or []):
-            kinds = ", ".join(sorted({f.kind for f in dev.findings or []})) or "none"
-            problems.append(f"{e.device} findings: {kinds}, not {e.finding}")
+        if e.finding and not any(_names(f, e) for f in dev.findings or []):
+            kinds = ", ".join(sorted({f"{f.kind}@{f.line}" + (f"/{f.other_line}" if f.other_line else "")
+                                      + (f"×{f.threads}t" if f.threads else "") for f in dev.findings or []}))
+            wanted = e.finding + (f" at line {e.line}" if e.line else "") + (f" by {e.threads} threads"
+                                                                              if e.threads else "")
+            problems.append(f"{e.device} findings: {kinds or 'none'}, not {wanted}")
             continue
         if e.reason and not any(m.key == e.reason for m in dev.reasons):
             problems.append(f"{e.device} reasons: {', '.join(m.key for m in dev.reasons) or 'none'}")
@@ -148,6 +154,17 @@ def meets(result: PuzzleResult, e: Expectation) -> tuple[bool, str]:
                 continue
         return True, ""
     return False, "; ".join(problems)
+
+
+def _names(f, e: Expectation) -> bool:
+    """Whether finding `f` is the one `e` expects: its kind, and its lines and thread count if given."""
+    if f.kind != e.finding:
+        return False
+    if e.line and f.line != e.line and not (e.other_line == 0 and f.other_line == e.line):
+        return False
+    if e.other_line and f.other_line != e.other_line and f.line != e.other_line:
+        return False
+    return not e.threads or f.threads == e.threads
 
 
 class Sandbox:

@@ -26,7 +26,21 @@ from pathlib import Path
 
 import numpy as np
 
-from . import build, compare, gating, kernelrun, launcher, protocol, sanitizer, settings, skeleton, toolchain
+from . import (
+    build,
+    compare,
+    gating,
+    kernelrun,
+    launcher,
+    protocol,
+    sanitizer,
+    settings,
+    simfindings,
+    skeleton,
+    symbols,
+    timing,
+    toolchain,
+)
 from .catalog import Part, Puzzle
 from .graphrun import GraphWorker
 from .i18n import Msg, msg
@@ -37,6 +51,7 @@ from .results import (
     CaseResult,
     DeviceResult,
     Finding,
+    LaunchAccess,
     PartResult,
     Picture,
     PuzzleResult,
@@ -331,12 +346,58 @@ class _Check:
                 continue
             indices = [i for p in mode_parts for i in self._indices(p)]
             raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, mode, repeats, indices,
-                                limit=self.options.run_timeout, tick=self.ticker("", mode))
+                                limit=self.options.run_timeout or self._limit(mode), tick=self.ticker("", mode),
+                                symbolize=self.symbolize)
             self.children.check()
             for part in mode_parts:
                 dev = self._judge(mode, part, raw, orders=mode == "sim")
                 self.kernels[part.id][mode] = dev
                 self.emit(part.id, mode, "phase.verdict", dev.status)
+            whole = not self.options.part and len(mode_parts) == len([p for p in self.puzzle.parts
+                                                                      if mode in p.devices or mode == "sim"])
+            if whole and all(self.kernels[p.id][mode].status == Status.PASS for p in mode_parts):
+                timing.record(self.puzzle, mode, raw.seconds)
+
+    def _limit(self, mode: str) -> Callable[[], float]:
+        """How long the kernels may run on the simulator or the CPU (timing.py): a multiple
+        of the solution's own time. Unknown, it is measured only if a run is still going
+        after timing.FLOOR seconds, beside that run."""
+        default = settings.run_timeout()
+        known = timing.recorded(self.puzzle, mode)
+        if known is not None or self.options.solutions:
+            value = timing.limit_from(known, default)
+            return lambda: value
+        measured: dict[str, float | None] = {}
+        started = time.monotonic()
+
+        def limit() -> float:
+            if "started" not in measured and time.monotonic() - started > timing.FLOOR:
+                measured["started"] = time.monotonic()
+                threading.Thread(target=self._measure_solution, args=(mode, measured), daemon=True).start()
+            return timing.limit_from(measured.get("seconds"), default)
+        return limit
+
+    def _measure_solution(self, mode: str, into: dict) -> None:
+        """Run the reference solution on the same cases, to learn how long a right kernel takes."""
+        try:
+            src = build.sources(self.puzzle, solutions=True)
+            built = build.launcher(self.children, src, self.plan, "host")
+            if not built.ok:
+                return
+            indices = [i for p in self.parts if (mode in p.devices or mode == "sim") for i in self._indices(p)]
+            raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, mode,
+                                launcher.SIM_ORDERS if mode == "sim" else 1, indices, limit=settings.run_timeout())
+            if raw.status == "ok" and not raw.findings:
+                into["seconds"] = raw.seconds
+                if not self.options.part:
+                    timing.record(self.puzzle, mode, raw.seconds)
+        except Exception:  # noqa: BLE001 - a measure that fails leaves the default limit
+            return
+
+    def symbolize(self, binary: Path, sites: list, wanted: set[int]):
+        """Places in the learner's files for the simulator's sites (symbols.Resolver)."""
+        learner = {key: real for key, real in build.path_map(self.src).items() if key.startswith("/")}
+        return symbols.Resolver(learner, _shown).resolve(binary, sites, wanted)
 
     def _sim_refused(self, part: Part) -> DeviceResult:
         problem = self.src.sim_problem
@@ -456,6 +517,10 @@ class _Check:
             status = Status.TIMEOUT if raw.status == "timeout" else Status.CRASH
             dev = DeviceResult(device, status, [raw.message] if raw.message else [], seconds=raw.seconds,
                                device_name=name, output=raw.output)
+            if raw.timeout is not None and device in ("sim", "cpu"):
+                index = raw.timeout.get("case", -1)
+                limit = raw.limit or self.options.run_timeout or settings.run_timeout()
+                dev.findings = [simfindings.timeout(raw.timeout, self.plan, self._case_name(index), limit)]
             return dev
         repeats = launcher.SIM_ORDERS if orders else (self.puzzle.repeats if device == "gpu" else 1)
         dev = DeviceResult(device, Status.PASS, repeats=repeats, seconds=raw.seconds, device_name=name)
@@ -474,9 +539,10 @@ class _Check:
         rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
         dev.max_abs_error = max(abs_errs) if abs_errs else None
         dev.max_rel_error = max(rel_errs) if rel_errs else None
-        if device == "sim" or raw.findings:
-            dev.findings = [self._sim_finding(f, indices) for f in raw.findings
-                            if f.get("case", -1) in indices or f.get("case", -1) < 0]
+        if device in ("sim", "cpu") or raw.findings:
+            dev.findings = simfindings.merge([
+                simfindings.describe(f, self.plan, self._case_name(f.get("case", -1))) for f in raw.findings
+                if f.get("case", -1) in indices])
         if device == "sim":
             dev.tools = msg("sim.checked")
         if not all(c.passed for c in dev.cases) or dev.findings:
@@ -493,54 +559,37 @@ class _Check:
             dev.explain("reason.sim_stopped")
         if device == "sim":
             self._picture(dev, raw, indices)
+            dev.access = self._access(raw, indices)
         return dev
+
+    def _access(self, raw: kernelrun.KernelRun, indices: list[int]) -> list[LaunchAccess]:
+        """Per launch of this part's cases: what its threads read and wrote."""
+        found = []
+        for counts in raw.counts:
+            if counts.case not in indices:
+                continue
+            table = counts.per_thread
+            names = kernelrun.COUNTERS
+            spec = self.plan.cases[counts.case]
+            found.append(LaunchAccess(
+                self._case_name(counts.case), counts.label, int(table.shape[0]),
+                {n: int(table[:, k].min()) if table.size else 0 for k, n in enumerate(names)},
+                {n: int(table[:, k].max()) if table.size else 0 for k, n in enumerate(names)},
+                {n: int(table[:, k].sum()) for k, n in enumerate(names)},
+                {buf.name: raw.most_writes.get((counts.case, k), 0) for k, buf in enumerate(spec.outputs())},
+                per_thread=table))
+        return found
 
     def _launch_of(self, index: int, name: str) -> launcher.LaunchSpec | None:
         spec = self.plan.cases[index]
         return next((lau for lau in spec.launches if lau.name == name), spec.launches[0] if spec.launches else None)
 
-    def _sim_finding(self, raw: dict, indices: list[int]) -> Finding:
-        """A simulator finding in the learner's terms: which threads, which element."""
-        index = raw.get("case", indices[0] if indices else 0)
-        launch = self._launch_of(index, raw.get("launch", ""))
-        case = self.plan.cases[index] if 0 <= index < len(self.plan.cases) else None
-        case_name = self.cases[case.part.id][index - self._indices(case.part)[0]]["name"] if case else ""
-
-        def thread(linear: int, block: int | None = None) -> Msg:
-            return _thread_id(launch, linear, block)
-
-        kind = raw.get("kind", "")
-        if kind == "divergent_barrier":
-            message = msg("finding.divergent_barrier", finished=raw["finished"], waiting=raw["waiting"],
-                          block=_block_id(launch, raw["block"]), done=thread(raw["finished_thread"]),
-                          stuck=thread(raw["waiting_thread"]))
-        elif kind == "shared_race":
-            a, b = raw["threads"]
-            message = msg("finding.sim_shared_race", allocation=raw["allocation"] + 1, index=raw["index"],
-                          a=thread(a), b=thread(b), block=_block_id(launch, raw["block"]))
-        elif kind == "global_race":
-            a, b = raw["threads"]
-            key = "finding.sim_global_race_blocks" if raw.get("blocks_differ") else "finding.sim_global_race"
-            message = msg(key, buffer=raw["buffer"], index=raw["index"], a=_global_thread(launch, a),
-                          b=_global_thread(launch, b))
-        elif kind == "out_of_bounds":
-            message = msg("finding.sim_out_of_bounds", buffer=raw["buffer"], index=raw["index"], size=raw["size"],
-                          who=_global_thread(launch, raw["thread"]))
-        elif kind == "read_out_of_bounds":
-            per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else 1
-            who = (_global_thread(launch, raw["block"] * per_block + raw["thread"]) if raw["thread"] >= 0
-                   else msg("sim.cpu_kernel"))
-            key = "finding.read_out_of_bounds" if raw["buffer"] else "finding.read_outside"
-            message = msg(key, who=who, buffer=raw["buffer"], index=raw["index"], size=raw["size"])
-        elif kind == "shared_out_of_bounds":
-            message = msg("finding.sim_shared_outside", offset=raw["offset"], who=thread(raw["thread"]))
-        elif kind == "shared_overflow":
-            message = msg("finding.sim_shared_overflow", limit=raw.get("limit", 0) // 1024)
-        elif kind == "shared_calls_differ":
-            message = msg("finding.sim_shared_calls_differ")
-        else:
-            message = msg("finding.other", what=str(raw))
-        return Finding("sim", kind, message, kernel=raw.get("launch", ""), case=case_name, count=raw.get("count", 1))
+    def _case_name(self, index: int) -> str:
+        """The name of case `index` of the plan ("" if there is none)."""
+        if not 0 <= index < len(self.plan.cases):
+            return ""
+        part = self.plan.cases[index].part
+        return self.cases[part.id][index - self._indices(part)[0]]["name"]
 
     def _picture(self, dev: DeviceResult, raw: kernelrun.KernelRun, indices: list[int]) -> None:
         """Who wrote which element, for the first failing case (or the first case)."""
@@ -557,6 +606,13 @@ class _Check:
             if ids is not None:
                 picture.outputs[buf.name] = (list(buf.shape), ids.tolist())
         picture.shared = [(alloc, ids.tolist()) for alloc, ids in raw.shared.get(chosen, [])]
+        for alloc, array in enumerate(raw.arrays.get(chosen, [])):
+            place = array.get("place")
+            found = simfindings.ARRAY_NAME.search(place.text) if place else None
+            if found:
+                picture.shared_names[alloc] = found.group(1)
+            rank = int(array.get("rank", 1)) or 1
+            picture.shared_shapes[alloc] = [int(d) for d in array.get("shape", [])[:rank]]
         dev.cases[indices.index(chosen)].picture = picture
 
     # --- stage 2: the op through a MAX graph ----------------------------------------
@@ -639,35 +695,3 @@ def _shown(path: Path) -> str:
         return str(path.relative_to(settings.root()))
     except ValueError:
         return str(path)
-
-
-def _split(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
-    x, y = dims[0], dims[1]
-    return linear % x, (linear // x) % y, linear // (x * y)
-
-
-def _coords(values: tuple[int, int, int], dims: tuple[int, int, int]) -> str:
-    rank = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
-    return str(values[0]) if rank == 1 else "(" + ", ".join(map(str, values[:rank])) + ")"
-
-
-def _thread_id(launch: launcher.LaunchSpec | None, linear: int, block: int | None = None) -> Msg:
-    if launch is None:
-        return msg("sim.thread", t=linear)
-    return msg("sim.thread", t=_coords(_split(linear, launch.block), launch.block))
-
-
-def _block_id(launch: launcher.LaunchSpec | None, linear) -> str:
-    if launch is None or not isinstance(linear, int):
-        return str(linear)
-    return _coords(_split(linear, launch.grid), launch.grid)
-
-
-def _global_thread(launch: launcher.LaunchSpec | None, me: int) -> Msg:
-    """A thread named by block and thread, from the simulator's block * threads + thread."""
-    if launch is None:
-        return msg("sim.thread", t=me)
-    per_block = launch.block[0] * launch.block[1] * launch.block[2]
-    block, thread = divmod(me, per_block)
-    return msg("sim.thread_in_block", t=_coords(_split(thread, launch.block), launch.block),
-               b=_coords(_split(block, launch.grid), launch.grid))

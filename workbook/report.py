@@ -152,6 +152,8 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
     if dev.status in (Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT):
         if dev.reasons:
             console.print(Text("  " + reasons(dev), style="bold red"))
+        if dev.findings:
+            render_findings(console, dev)
         if dev.output:
             console.print(Panel(dev.output[-3000:], title=t("status." + dev.status.value), border_style="red"))
         return
@@ -240,19 +242,28 @@ def render_findings(console: Console, dev: DeviceResult) -> None:
 
 
 def finding_line(f: Finding) -> Text:
+    """A finding, then where: each line of the learner's code it names, with its text
+    (a race names two), then the kernel, the case and how many threads did the same."""
     text = Text("   ✘ ", style="red")
     text.append(f.message.text(), style="red")
+    places = [(f.file, f.line, f.source)] if f.file and f.line else []
+    if f.other_file and f.other_line and (f.other_file, f.other_line) != (f.file, f.line):
+        places.append((f.other_file, f.other_line, f.other_source))
+    for file, line, source in places:
+        text.append(f"\n     {file}:{line}", style="bold")
+        if source:
+            text.append(f"  │ {source}")
     where = []
     if f.tool not in ("sim", "graph"):
         where.append(f.tool)
     if f.kernel:
         where.append(f.kernel)
-    if f.file:
-        where.append(f"{f.file}:{f.line}" if f.line else f.file)
+    if f.file and not f.line:
+        where.append(f.file)
     if f.case:
         where.append(t("report.in_case", case=f.case))
     if f.count > 1:
-        where.append(f"×{f.count}")
+        where.append(t("report.seen_times", n=f.count) if f.tool == "sim" else f"×{f.count}")
     if where:
         text.append("\n     " + " · ".join(where), style="dim")
     if f.detail:
@@ -286,7 +297,8 @@ def render_case_detail(console: Console, case: CaseResult) -> None:
         console.print(Text.assemble(("  " + t("report.first_failure", case=case_name(case), output=out.name), "bold"),
                                     ("  " + t("report.shape", shape="×".join(map(str, out.shape))), "dim")))
         if out.nan_count or out.inf_count:
-            console.print(Text("  " + t("report.nan_inf", nan=out.nan_count, inf=out.inf_count), style="magenta"))
+            key = "report.nan_written" if _nan_written(out, case.picture) else "report.nan_inf"
+            console.print(Text("  " + t(key, nan=out.nan_count, inf=out.inf_count), style="magenta"))
         console.print(error_map(out))
         values = Table(box=None, pad_edge=False)
         values.add_column(t("report.col.index"), justify="right", style="dim")
@@ -303,6 +315,18 @@ def render_case_detail(console: Console, case: CaseResult) -> None:
         if case.picture:
             render_picture(console, case.picture, out)
         return  # one output in detail is enough; the table lists the rest
+
+
+def _nan_written(out: OutputCheck, picture: Picture | None) -> bool:
+    """Whether every NaN element of `out` was written by some thread (the simulator's
+    picture says so): then it was computed from a NaN, not forgotten."""
+    if picture is None or out.name not in picture.outputs:
+        return False
+    _, ids = picture.outputs[out.name]
+    if len(out.error_map) != len(ids):
+        return False
+    nan = [k for k, cell in enumerate(out.error_map) if cell == 3]
+    return bool(nan) and all(ids[k] >= 0 for k in nan)
 
 
 def _thread_label(thread_id: int, picture: Picture) -> str:
@@ -330,8 +354,10 @@ def render_picture(console: Console, picture: Picture, out: OutputCheck) -> None
     console.print(Text("  " + t("report.picture_legend"), style="dim"))
     console.print(_grid(shape, ids, picture, out.error_map if len(out.error_map) == len(ids) else None))
     for alloc, shared_ids in picture.shared:
-        console.print(Text("  " + t("report.picture_shared", n=alloc + 1), style="bold"))
-        console.print(_grid([len(shared_ids)], shared_ids, picture, None))
+        name, shape = picture.shared_names.get(alloc, ""), picture.shared_shapes.get(alloc, [len(shared_ids)])
+        title = t("report.picture_shared_named", name=name) if name else t("report.picture_shared", n=alloc + 1)
+        console.print(Text("  " + title, style="bold"))
+        console.print(_grid(shape, shared_ids, picture, None))
 
 
 def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] | None) -> Text:

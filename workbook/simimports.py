@@ -22,11 +22,12 @@ PROVIDED = {
     "layout": {"stack_allocation"},
     "layout.tile_tensor": {"stack_allocation"},
     "max.gpu.primitives": {"block"},
+    # Every address space is the CPU's there: accesses through a SHARED pointer would
+    # escape the instrumentation that watches them.
+    "max.gpu.memory": {"AddressSpace"},
 }
 # Modules whose other names are fine to keep on the CPU (host code, types).
-KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host", "max.gpu.memory"}
-# Names of max.gpu.memory that are plain types, usable on the CPU.
-MEMORY_TYPES = {"AddressSpace"}
+KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host"}
 GPU_MODULE = re.compile(r"^max\.gpu(\.|$)")
 FROM = re.compile(r"^(\s*)from\s+([\w.]+)\s+import\s+(.*)$")
 IMPORT = re.compile(r"^\s*import\s+([\w.]+)")
@@ -98,7 +99,7 @@ def _replace(indent: str, module: str, names: list[tuple[str, str]], line: int, 
             raise Unsupported(line, f"from {module} import *")
         if name in provided:
             to_sim.append(spelled)
-        elif module in KEEP and (module != "max.gpu.memory" or name in MEMORY_TYPES):
+        elif module in KEEP:
             kept.append(spelled)
         else:
             raise Unsupported(line, f"{name} from {module}")

@@ -1,0 +1,130 @@
+"""From an address in a compiled launcher to the learner's file and line.
+
+The simulator's launcher is built with line tables (-g1). The simulator
+reports where each access, barrier or endless loop was as an address in
+that program (relative to where it was loaded) or, for barriers and shared
+arrays, as the file and line the compiler gave (call_location). Here both
+become a `Place`: the learner's file, line, column and the text of that line.
+
+One address usually stands for a few nested places, because the compiler put
+called functions inline: the tensor's indexing inside the learner's kernel
+inside the generated launcher. The learner's own file is the one that counts;
+when the address is in a function of the workbook that the kernel called,
+the place it was called from is used instead.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import toolchain
+
+
+@dataclass(frozen=True)
+class Place:
+    file: str  # as the learner knows it (relative to the workbook folder)
+    line: int
+    column: int = 0
+    text: str = ""  # that line of source, stripped
+
+
+def symbolizer() -> str | None:
+    """llvm-symbolizer: the one that comes with Mojo, else one on PATH."""
+    mojo = toolchain.mojo_binary()
+    if mojo is not None:
+        beside = mojo.parent / "llvm-symbolizer"
+        if beside.exists():
+            return str(beside)
+    return shutil.which("llvm-symbolizer")
+
+
+def _frames(binary: Path, addresses: list[int]) -> dict[int, list[tuple[str, int, int]]]:
+    """address -> its (file, line, column) frames, innermost first."""
+    tool = symbolizer()
+    if tool is None or not addresses:
+        return {}
+    try:
+        out = subprocess.run([tool, f"--obj={binary}", "--output-style=JSON", "--inlining"]
+                             + [hex(a) for a in addresses], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    found: dict[int, list[tuple[str, int, int]]] = {}
+    for line in out.stdout.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        for item in entry if isinstance(entry, list) else [entry]:
+            try:
+                address = int(item["Address"], 16)
+            except (KeyError, ValueError, TypeError):
+                continue
+            found[address] = [(s.get("FileName", ""), int(s.get("Line", 0)), int(s.get("Column", 0)))
+                              for s in item.get("Symbol", [])]
+    return found
+
+
+class Resolver:
+    """Turns the simulator's sites into places in the learner's files.
+
+    `learner` maps a path as the build saw it (the build folder's copy, absolute)
+    to the learner's own file, and `shown` says how to name that file."""
+
+    def __init__(self, learner: dict[str, Path], shown):
+        self.learner = learner
+        self.shown = shown
+        self._lines: dict[Path, list[str]] = {}
+
+    def _place(self, file: str, line: int, column: int) -> Place | None:
+        real = self._real(file)
+        if real is None or line <= 0:
+            return None
+        return Place(self.shown(real), line, column, self._text(real, line))
+
+    def _real(self, file: str) -> Path | None:
+        if file in self.learner:
+            return self.learner[file]
+        for key, real in self.learner.items():
+            if file.endswith("/" + Path(key).name) and Path(file).parent.name == Path(key).parent.name:
+                return real
+        return None
+
+    def _text(self, real: Path, line: int) -> str:
+        if real not in self._lines:
+            try:
+                self._lines[real] = real.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                self._lines[real] = []
+        lines = self._lines[real]
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    def resolve(self, binary: Path, sites: list, wanted: set[int]) -> dict[int, Place]:
+        """site id (1-based, as the simulator numbers them) -> the learner's place."""
+        places: dict[int, Place] = {}
+        addresses: list[int] = []
+        for sid in wanted:
+            if not 0 < sid <= len(sites):
+                continue
+            site = sites[sid - 1]
+            if len(site) >= 5 and isinstance(site[2], str):  # a place the compiler named
+                place = self._place(site[2], int(site[3]), int(site[4]))
+                if place is not None:
+                    places[sid] = place
+                continue
+            pc, caller = int(site[0]), int(site[1])
+            addresses += [a - 1 for a in (pc, caller) if a > 0]  # return addresses: the call is just before
+        frames = _frames(binary, sorted(set(addresses)))
+        for sid in wanted:
+            if sid in places or not 0 < sid <= len(sites) or len(sites[sid - 1]) >= 5:
+                continue
+            pc, caller = int(sites[sid - 1][0]), int(sites[sid - 1][1])
+            for address in (pc - 1, caller - 1):
+                place = next((p for p in (self._place(*f) for f in frames.get(address, [])) if p), None)
+                if place is not None:
+                    places[sid] = place
+                    break
+        return places
