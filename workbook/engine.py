@@ -394,10 +394,10 @@ class _Check:
         except Exception:  # noqa: BLE001 - a measure that fails leaves the default limit
             return
 
-    def symbolize(self, binary: Path, sites: list, wanted: set[int]):
+    def symbolize(self, binary: Path, sites: list, wanted: set[int], hints: dict[int, str]):
         """Places in the learner's files for the simulator's sites (symbols.Resolver)."""
         learner = {key: real for key, real in build.path_map(self.src).items() if key.startswith("/")}
-        return symbols.Resolver(learner, _shown).resolve(binary, sites, wanted)
+        return symbols.Resolver(learner, _shown).resolve(binary, sites, wanted, hints)
 
     def _sim_refused(self, part: Part) -> DeviceResult:
         problem = self.src.sim_problem
@@ -608,7 +608,7 @@ class _Check:
         picture.shared = [(alloc, ids.tolist()) for alloc, ids in raw.shared.get(chosen, [])]
         for alloc, array in enumerate(raw.arrays.get(chosen, [])):
             place = array.get("place")
-            found = simfindings.ARRAY_NAME.search(place.text) if place else None
+            found = simfindings.array_name(place)
             if found:
                 picture.shared_names[alloc] = found.group(1)
             rank = int(array.get("rank", 1)) or 1

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import protocol, settings
+from . import protocol, settings, simfindings
 from .i18n import Msg, msg
 from .launcher import Plan, read_outputs
 from .processes import Children
@@ -38,8 +38,8 @@ TIMEOUT_EXIT = 72  # wbsim.c: past the time limit, or one thread never reached a
 COUNTERS = ("global_reads", "global_read_bytes", "global_writes", "global_write_bytes",
             "shared_reads", "shared_read_bytes", "shared_writes", "shared_write_bytes")
 
-# site ids -> places, for one program
-Symbolize = Callable[[Path, list, set[int]], dict[int, Place]]
+# site ids -> places, for one program (with hints: what each site touched)
+Symbolize = Callable[[Path, list, set[int], dict[int, str]], dict[int, Place]]
 
 
 @dataclass
@@ -184,7 +184,21 @@ def _read_details(folder: Path, result: dict, plan: Plan, cases: list[int], repe
     if got.timeout and "pc" in got.timeout:
         timeout_sites += _where(got.timeout)
     extra = {len(sites) + 1 + k: site for k, site in enumerate(timeout_sites)}
-    places = symbolize(binary, [*sites, *extra.values()], wanted | set(extra)) if wanted or extra else {}
+    # Shared arrays are named by the compiler's own line for them: those first, so that an
+    # access the compiler gave no line can be matched to a line that touches its array.
+    arrays = {f["array"].get("site", 0) for f in got.findings if isinstance(f.get("array"), dict)}
+    arrays |= {a.get("site", 0) for listed in got.arrays.values() for a in listed}
+    named = symbolize(binary, sites, arrays, {}) if arrays else {}
+    hints: dict[int, str] = {}
+    for f in got.findings:
+        name = f.get("buffer", "")
+        if isinstance(f.get("array"), dict):
+            match = simfindings.array_name(named.get(f["array"].get("site", 0)))
+            name = match.group(1) if match else ""
+        for key in ("site", "other_site"):
+            if name and isinstance(f.get(key), int):
+                hints[f[key]] = name
+    places = symbolize(binary, [*sites, *extra.values()], wanted | set(extra), hints) if wanted or extra else {}
     for f in got.findings:
         f["place"] = places.get(f.get("site", 0))
         f["other_place"] = places.get(f.get("other_site", 0))

@@ -98,7 +98,7 @@ def merge(findings: list[Finding]) -> list[Finding]:
                                                   and r.file == f.file for r in races):
             continue
         lines = tuple(sorted((f.line or 0, f.other_line or 0))) if f.kind in RACES else (f.line, f.other_line)
-        key = (f.kind, f.kernel, f.file, lines, f.message.key)
+        key = (f.kind, f.kernel, f.file, lines)
         if key in seen:
             seen[key].count += 1
             continue
@@ -202,13 +202,20 @@ def _target(raw: dict, spec: CaseSpec | None) -> tuple[str, list[int], bool]:
     if isinstance(array, dict) or raw.get("allocation", -1) >= 0:
         array = array if isinstance(array, dict) else {}
         place: Place | None = array.get("place")
-        found = ARRAY_NAME.search(place.text) if place else None
+        found = array_name(place)
         name = found.group(1) if found else f"shared{raw.get('allocation', 0) + 1}"
         rank = int(array.get("rank", 1)) or 1
         return name, [int(d) for d in array.get("shape", [raw.get("size", 0)])[:rank]], True
     name = raw.get("buffer", "")
     buf = spec.buffers.get(name) if spec else None
     return name, list(buf.shape) if buf else [int(raw.get("size", 0))], False
+
+
+def array_name(place: Place | None) -> re.Match | None:
+    """`products` in `var products = stack_allocation[...]`, which may span lines."""
+    if place is None:
+        return None
+    return ARRAY_NAME.search(place.text) or ARRAY_NAME.search(f"{place.before} {place.text}")
 
 
 def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
@@ -221,6 +228,10 @@ def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
     blocks = blocks or (raw.get("kind") == "global_race" and other < 0)
     suffix = "_blocks" if blocks else ""
     if hazard == "write-write":
+        ranged = values["who"].key in ("sim.thread_range", "sim.thread_range_in_block")
+        if ranged and raw.get("site") == raw.get("other_site") and other >= 0 and \
+                raw.get("thread_min", other) - 1 <= other <= raw.get("thread_max", other) + 1:
+            return msg("finding.sim_race_ww_all" + suffix, **values)  # one line, every thread of a range
         return msg("finding.sim_race_ww" + suffix, other=other_who, **values)
     if hazard == "read-after-write":  # this access read; the other wrote
         return msg("finding.sim_race_rw" + suffix, writer=other_who, reader=values["who"],

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from . import toolchain
 
+NEAR = 64  # bytes of code looked through, either way, for a line the compiler gave
+
 
 @dataclass(frozen=True)
 class Place:
@@ -30,6 +32,7 @@ class Place:
     line: int
     column: int = 0
     text: str = ""  # that line of source, stripped
+    before: str = ""  # the few lines above it, joined (a statement may start there)
 
 
 def symbolizer() -> str | None:
@@ -83,7 +86,8 @@ class Resolver:
         real = self._real(file)
         if real is None or line <= 0:
             return None
-        return Place(self.shown(real), line, column, self._text(real, line))
+        return Place(self.shown(real), line, column, self._text(real, line),
+                     " ".join(self._text(real, n) for n in range(max(1, line - 3), line)))
 
     def _real(self, file: str) -> Path | None:
         if file in self.learner:
@@ -102,8 +106,10 @@ class Resolver:
         lines = self._lines[real]
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
-    def resolve(self, binary: Path, sites: list, wanted: set[int]) -> dict[int, Place]:
-        """site id (1-based, as the simulator numbers them) -> the learner's place."""
+    def resolve(self, binary: Path, sites: list, wanted: set[int], hints: dict[int, str] | None = None
+                ) -> dict[int, Place]:
+        """site id (1-based, as the simulator numbers them) -> the learner's place. `hints`
+        names what a site accessed (`products`), for code the compiler gave no line."""
         places: dict[int, Place] = {}
         addresses: list[int] = []
         for sid in wanted:
@@ -118,6 +124,7 @@ class Resolver:
             pc, caller = int(site[0]), int(site[1])
             addresses += [a - 1 for a in (pc, caller) if a > 0]  # return addresses: the call is just before
         frames = _frames(binary, sorted(set(addresses)))
+        unplaced: list[int] = []
         for sid in wanted:
             if sid in places or not 0 < sid <= len(sites) or len(sites[sid - 1]) >= 5:
                 continue
@@ -127,4 +134,20 @@ class Resolver:
                 if place is not None:
                     places[sid] = place
                     break
+            else:
+                if any(self._real(f[0]) is not None for f in frames.get(pc - 1, [])):
+                    unplaced.append(sid)
+        if unplaced:
+            # Code the compiler gave no line (line 0): it merged instructions of several lines, say
+            # the same load in both branches of an `if`. The nearest instruction with a line that
+            # touches the same array is the learner's line; failing that, the nearest one at all.
+            near = {sid: [int(sites[sid - 1][0]) - 1 + k for d in range(1, NEAR) for k in (d, -d)] for sid in unplaced}
+            more = _frames(binary, sorted({a for addresses in near.values() for a in addresses}))
+            for sid, addresses in near.items():
+                found = [p for p in (next((p for p in (self._place(*f) for f in more.get(a, [])) if p), None)
+                                     for a in addresses) if p is not None]
+                name = (hints or {}).get(sid, "")
+                touching = [p for p in found if name and f"{name}[" in p.text.replace(" [", "[")]
+                if touching or found:
+                    places[sid] = (touching or found)[0]
         return places
