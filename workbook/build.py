@@ -317,7 +317,9 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
     if which == "host":
         # Every access of the compiled code calls the simulator first (wbsim.c), and
         # line tables let it name the learner's line.
-        args[1:1] = ["--sanitize", "thread", "-g1", "--emit", "object"]
+        args[1:1] = ["--sanitize", "thread", "-g1", "--emit", "object"] if settings.sim_watches() else \
+            ["--emit", "object"]
+        name = "host" if settings.sim_watches() else "host-unwatched"
     if which == "gpu":
         args.insert(1, f"--target-accelerator={target}")
         name = f"gpu-{target}"

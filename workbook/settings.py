@@ -103,6 +103,12 @@ def sim_stretch() -> float:
     return _seconds("WORKBOOK_SIM_STRETCH", 5)
 
 
+def sim_watches() -> bool:
+    """WORKBOOK_SIM_WATCH=0 builds the simulator without watching accesses: no findings
+    but the barriers', no lines. Only for measuring what watching costs (benchmarks/)."""
+    return os.environ.get("WORKBOOK_SIM_WATCH", "1") != "0"
+
+
 def keep_sanitizer_logs() -> Path | None:
     value = os.environ.get("WORKBOOK_KEEP_SANITIZER_LOGS")
     return Path(value) if value else None
