@@ -60,7 +60,7 @@ ROOT = HERE.parent
 COPY_ITEMS = ("workbook", "puzzles", "solutions", "pyproject.toml")
 TIMEOUT = 1800
 # puzzle -> the kernel file the edit goes into
-EDITED = {"p18": "op/softmax.mojo", "p01": "map.mojo"}
+EDITED = {"p18": "op/softmax.mojo", "p01": "map.mojo", "p08": "shared.mojo", "p12": "dot.mojo"}
 TARGETS = {  # issue 9's targets, edit to first verdict, seconds
     ("p18", True): 5.0, ("p01", True): 4.0, ("p18", False): 10.0, ("p01", False): 5.0,
 }
