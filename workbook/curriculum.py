@@ -297,6 +297,7 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
         found.append(Verdict(p.id, f"{p.id}: at least two hints", len(p.hints) >= 2, f"{len(p.hints)} hints"))
         found += _drift(p)
         found += _reference(p)
+        found += _budgets(p, repo)
         for kernel in wrong_kernels(p, repo):
             problems = []
             if not kernel.why:
@@ -309,6 +310,20 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
                     problems.append(f"{name} is not a learner file")
             found.append(Verdict(p.id, f"{kernel.id}: says why and what must catch it", not problems,
                                  ", ".join(problems)))
+    return found
+
+
+def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
+    """A part's access budget says what its text asks; a wrong kernel must show it bites."""
+    found = []
+    kernels = wrong_kernels(p, repo)
+    for part in p.parts:
+        if not part.budgets:
+            continue
+        biting = [k.id for k in kernels if (k.part in (None, part.id)) and
+                  any(e.finding == "budget" and e.device == "sim" for e in k.expect)]
+        found.append(Verdict(p.id, f"{p.id}.{part.id}: a wrong kernel breaks its access budget", bool(biting),
+                             ", ".join(biting) or "none has an expectation finding = \"budget\""))
     return found
 
 

@@ -425,18 +425,30 @@ class _Check:
                     self.emit(part.id, "gpu", "phase.verdict", dev.status)
                 return
             indices = [i for p in parts for i in self._indices(p)]
+            known = timing.recorded(self.puzzle, "gpu")
+            limit = self.options.run_timeout or timing.limit_from(known, settings.run_timeout())
             raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", self.puzzle.repeats,
-                                indices, limit=self.options.run_timeout, tick=self.ticker("", "gpu"))
+                                indices, limit=limit, tick=self.ticker("", "gpu"))
             self.children.check()
             for part in parts:
                 dev = self._judge("gpu", part, raw, orders=False)
                 dev.device_name = self.gpu.name
                 self.kernels[part.id]["gpu"] = dev
                 self.emit(part.id, "gpu", "phase.verdict", dev.status)
+            if not self.options.part and all(self.kernels[p.id]["gpu"].status == Status.PASS for p in parts):
+                timing.record(self.puzzle, "gpu", raw.seconds)
             self._needs_missing_sanitizer(parts)
-            if lined is not None:
+            if raw.status == "timeout":
+                # A kernel that never ends under a plain run never ends under a sanitizer
+                # either: no tool runs, and the verdict is the timeout's (it hung a check
+                # for 400 s when each tool got ten times the plain limit).
+                for part in parts:
+                    if self.kernels[part.id]["gpu"].status != Status.NOT_RUN:
+                        self.kernels[part.id]["gpu"].tools = msg("sanitizer.not_after_timeout")
+            elif lined is not None:
                 with_lines = lined.result()
-                self._sanitize(with_lines if with_lines.ok else built, parts, indices, tools)
+                self._sanitize(with_lines if with_lines.ok else built, parts, indices, tools,
+                               sanitizer_limit(raw.seconds))
             elif note is not None:
                 for part in parts:
                     if self.kernels[part.id]["gpu"].status != Status.NOT_RUN:
@@ -455,7 +467,10 @@ class _Check:
             return [], None
         binary = build.launcher_binary(self.src, self.plan, "gpu", self._target("gpu"))
         clean = {tool for tool in sanitizer.TOOLS if _clean_marker(binary, tool).exists()}
-        chosen, note = sanitizer.choose(self.options.sanitize, True, clean) if not self.options.quick else ((), None)
+        branches = any(sanitizer.barrier_in_branch(path.read_text(encoding="utf-8", errors="replace"))
+                       for name, path in self.src.files.items() if name in self.puzzle.edit and name.endswith(".mojo"))
+        chosen, note = sanitizer.choose(self.options.sanitize, True, clean, branches) if not self.options.quick \
+            else ((), None)
         needed = [t for p in parts for t in p.sanitizers]
         if needed and sanitizer.locate() is None:
             return [], note
@@ -471,7 +486,8 @@ class _Check:
                 self.kernels[part.id]["gpu"] = _device("gpu", Status.NOT_RUN, "reason.needs_sanitizer",
                                                        tools=", ".join(part.sanitizers))
 
-    def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int], tools: list[str]) -> None:
+    def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int], tools: list[str],
+                  limit: float) -> None:
         """compute-sanitizer over every case (so over the one with the most threads too)."""
         findings: list[Finding] = []
         problems: list[Msg] = []
@@ -480,8 +496,7 @@ class _Check:
             self.emit("", "gpu", "phase.sanitizer", tool=tool)
             log = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-")) / f"{tool}.log"
             raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", 1, indices,
-                                prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool),
-                                limit=settings.run_timeout() * 10)
+                                prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool), limit=limit)
             self.children.check()
             text = log.read_text(errors="replace") if log.exists() else ""
             found = sanitizer.parse(tool, text, learner)
@@ -560,7 +575,48 @@ class _Check:
         if device == "sim":
             self._picture(dev, raw, indices)
             dev.access = self._access(raw, indices)
+            broken = self._budgets(part, dev, raw)
+            if broken:
+                dev.findings = (dev.findings or []) + broken
+                dev.status = Status.FAIL
+                dev.explain("reason.budget", n=len(broken))
         return dev
+
+    def _budgets(self, part: Part, dev: DeviceResult, raw: kernelrun.KernelRun) -> list[Finding]:
+        """What the part's text asks of memory traffic (its manifest's budgets), checked on
+        the simulator's counts: one finding per broken limit, at the first case that broke
+        it, naming the thread, its count and the lines that made the accesses."""
+        found: list[Finding] = []
+        for budget in part.budgets:
+            for name, limit in budget.limits:
+                for access in dev.access:
+                    if budget.kernel and access.kernel != budget.kernel:
+                        continue
+                    broken = budget_check(name, limit, access, self._launch_spec(access))
+                    if broken is None:
+                        continue
+                    who, count = broken
+                    lines = self._budget_lines(raw, access.kernel, name)
+                    message = msg("finding.budget_" + ("min" if name.startswith("min_") else "max"),
+                                  kernel=access.kernel, who=who, count=count, limit=limit,
+                                  what=msg("budget." + name), lines=lines or "?", why=budget.why)
+                    found.append(Finding("sim", "budget", message, kernel=access.kernel, case=access.case))
+                    break
+        return found
+
+    def _launch_spec(self, access: LaunchAccess) -> launcher.LaunchSpec | None:
+        spec = self.plan.cases[access.index] if 0 <= access.index < len(self.plan.cases) else None
+        return next((lau for lau in spec.launches if lau.name == access.kernel), None) if spec else None
+
+    def _budget_lines(self, raw: kernelrun.KernelRun, kernel: str, name: str) -> str:
+        """The learner's lines that made the kind of access a budget limits."""
+        column = {"max_global_reads": 3, "max_global_writes": 4, "max_shared_reads": 5, "max_shared_writes": 6,
+                  "min_shared_writes": 6, "max_writes_per_element": 4}[name]
+        ids = {n for n, site in enumerate(raw.sites, 1) if len(site) == 7 and site[2] == kernel and site[column]}
+        if not ids or raw.binary is None:
+            return ""
+        places = self.symbolize(raw.binary, raw.sites, ids, {})
+        return ", ".join(str(n) for n in sorted({p.line for p in places.values()}))
 
     def _access(self, raw: kernelrun.KernelRun, indices: list[int]) -> list[LaunchAccess]:
         """Per launch of this part's cases: what its threads read and wrote."""
@@ -577,7 +633,7 @@ class _Check:
                 {n: int(table[:, k].max()) if table.size else 0 for k, n in enumerate(names)},
                 {n: int(table[:, k].sum()) for k, n in enumerate(names)},
                 {buf.name: raw.most_writes.get((counts.case, k), 0) for k, buf in enumerate(spec.outputs())},
-                per_thread=table))
+                per_thread=table, index=counts.case))
         return found
 
     def _launch_of(self, index: int, name: str) -> launcher.LaunchSpec | None:
@@ -682,6 +738,44 @@ class _Check:
 # ---------------------------------------------------------------------------
 # Small helpers
 # ---------------------------------------------------------------------------
+
+
+def sanitizer_limit(plain: float) -> float:
+    """How long one compute-sanitizer tool may take: its own start-up, and the kernels
+    slowed down many times, scaled from the plain run's time; never more than the
+    old flat limit (ten times the run limit)."""
+    return min(settings.run_timeout() * 10, max(SANITIZER_FLOOR, SANITIZER_FACTOR * plain))
+
+
+SANITIZER_FLOOR = 60.0  # seconds: compute-sanitizer's own start-up takes several
+SANITIZER_FACTOR = 50  # its tools slow a kernel down tens of times
+
+
+BUDGET_COUNTERS = {"max_global_reads": "global_reads", "max_global_writes": "global_writes",
+                   "max_shared_reads": "shared_reads", "max_shared_writes": "shared_writes"}
+
+
+def budget_check(name: str, limit: int, access: LaunchAccess, launch: launcher.LaunchSpec | None
+                 ) -> tuple[Msg, int] | None:
+    """(who broke it, their count) if one launch's counts break one budget limit."""
+    table = access.per_thread
+    if table is None:
+        return None
+    if name == "max_writes_per_element":
+        worst = max(access.writes_per_element.values(), default=0)
+        return (msg("budget.an_element"), worst) if worst > limit else None
+    if name == "min_shared_writes":
+        per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else table.shape[0]
+        column = table[:, kernelrun.COUNTERS.index("shared_writes")]
+        blocks = [int(column[b:b + per_block].sum()) for b in range(0, len(column), max(1, per_block))]
+        low = min(range(len(blocks)), key=blocks.__getitem__) if blocks else 0
+        return (msg("budget.block", b=simfindings.block_id(launch, low)), blocks[low]) \
+            if blocks and blocks[low] < limit else None
+    column = table[:, kernelrun.COUNTERS.index(BUDGET_COUNTERS[name])]
+    if not len(column) or int(column.max()) <= limit:
+        return None
+    worst = int(column.argmax())
+    return simfindings.global_thread(launch, worst), int(column[worst])
 
 
 def _device(device: str, status: Status, key: str, **values) -> DeviceResult:

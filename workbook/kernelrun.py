@@ -67,6 +67,8 @@ class KernelRun:
     arrays: dict[int, list[dict]] = field(default_factory=dict)  # case -> block 0's shared arrays, described
     counts: list[LaunchCounts] = field(default_factory=list)
     most_writes: dict[tuple[int, int], int] = field(default_factory=dict)  # (case, output) -> writes to one element
+    sites: list = field(default_factory=list)  # the (last) process's sites, with what each read and wrote
+    binary: Path | None = None
     timeout: dict | None = None  # where the threads were when the time ran out
     limit: float = 0.0  # the time limit it ran under
     seconds: float = 0.0
@@ -96,6 +98,7 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
         total.counts += got.counts
         total.most_writes.update(got.most_writes)
         total.timeout = total.timeout or got.timeout
+        total.sites, total.binary = got.sites or total.sites, got.binary or total.binary
         total.limit = got.limit or total.limit
         if got.status not in ("ok", "fatal") or stopped is None:
             if got.status != "ok":
@@ -166,9 +169,10 @@ def _read_details(folder: Path, result: dict, plan: Plan, cases: list[int], repe
             got.arrays[int(key[7:])] = value
     got.findings = [f for f in result.get("findings", []) if isinstance(f, dict)]
     got.timeout = result.get("timeout") if isinstance(result.get("timeout"), dict) else None
+    sites = result.get("sites", [])
+    got.sites, got.binary = sites if isinstance(sites, list) else [], binary
     if symbolize is None:
         return
-    sites = result.get("sites", [])
     wanted: set[int] = set()
     timeout_sites: list[list] = []
     for f in got.findings:

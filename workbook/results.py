@@ -157,6 +157,7 @@ class LaunchAccess:
     total: dict[str, int] = field(default_factory=dict)
     writes_per_element: dict[str, int] = field(default_factory=dict)  # output -> most writes to one element
     per_thread: object = field(default=None, metadata={"json": False})  # numpy (threads, counters)
+    index: int = field(default=-1, metadata={"json": False})  # the case's index in the plan
 
 
 @dataclass

@@ -71,6 +71,12 @@ def _frames(binary: Path, addresses: list[int]) -> dict[int, list[tuple[str, int
     return found
 
 
+def is_source(site: list) -> bool:
+    """A site the compiler named ([0, 0, file, line, column]); else an address
+    ([pc, caller, kernel, and what it read and wrote])."""
+    return len(site) == 5 and site[0] == 0 and isinstance(site[2], str)
+
+
 class Resolver:
     """Turns the simulator's sites into places in the learner's files.
 
@@ -116,7 +122,7 @@ class Resolver:
             if not 0 < sid <= len(sites):
                 continue
             site = sites[sid - 1]
-            if len(site) >= 5 and isinstance(site[2], str):  # a place the compiler named
+            if is_source(site):  # a place the compiler named
                 place = self._place(site[2], int(site[3]), int(site[4]))
                 if place is not None:
                     places[sid] = place
@@ -126,7 +132,7 @@ class Resolver:
         frames = _frames(binary, sorted(set(addresses)))
         unplaced: list[int] = []
         for sid in wanted:
-            if sid in places or not 0 < sid <= len(sites) or len(sites[sid - 1]) >= 5:
+            if sid in places or not 0 < sid <= len(sites) or is_source(sites[sid - 1]):
                 continue
             pc, caller = int(sites[sid - 1][0]), int(sites[sid - 1][1])
             for address in (pc - 1, caller - 1):

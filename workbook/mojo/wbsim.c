@@ -127,6 +127,8 @@ typedef struct {
     uintptr_t pc, caller;    /* relative to the executable's base; 0 for a source site */
     const char *file;        /* a source site: where the compiler says the call is */
     int file_len, line, col;
+    u64 accesses[4];         /* the first repeat's: global reads, global writes, shared reads, shared writes */
+    char launch[48];         /* the kernel that first made them */
 } site_t;
 
 typedef struct {
@@ -495,13 +497,18 @@ static int unordered(u64 ep, int tid) {
     return EP_ROUND(ep) == EP_ROUND(S.epoch);
 }
 
-static void count(int shared, int write, size_t n) {
+/* Per thread (counters.bin) and per site (result.json's sites): what the first repeat
+ * read and wrote, so that a part's access budget can be checked and its lines named. */
+static void count(int shared, int write, size_t n, void *pc) {
     thread_t *t = S.cur;
     if (!S.counts || t->gtid < 0) return;
     u32 *c = &S.counts[(size_t)t->gtid * 8];
     int k = (shared ? 4 : 0) + (write ? 2 : 0);
     c[k] += 1;
     c[k + 1] += (u32)n;
+    site_t *site = &S.sites[site_of(pc, caller_of(t))];
+    if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
+    site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
 }
 
 static void outside(uintptr_t a, size_t n, int write, u32 site) {
@@ -545,7 +552,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
     if (!r || a + n > r->base + r->bytes) {
         site = site_of(pc, caller_of(t));
         outside(a, n, write, site);
-        count(0, write, n);
+        count(0, write, n, pc);
         return;
     }
     int shared = r->role == ROLE_SHARED;
@@ -556,11 +563,11 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
         if (k < 0 || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
             site = site_of(pc, caller_of(t));
             outside(a, n, write, site);
-            count(1, write, n);
+            count(1, write, n, pc);
             return;
         }
     }
-    count(shared, write, n);
+    count(shared, write, n, pc);
     int in_kernel = S.mode == 1;
     int region_id = shared ? -1 : (int)(r - S.regions);
     int reported = 0;
@@ -849,7 +856,10 @@ static void write_result(const char *status, const char *message) {
             jstr(file);
             jput(", %d, %d]", s->line, s->col);
         } else {
-            jput("%s[%llu, %llu]", i > 1 ? ", " : "", (unsigned long long)s->pc, (unsigned long long)s->caller);
+            jput("%s[%llu, %llu, ", i > 1 ? ", " : "", (unsigned long long)s->pc, (unsigned long long)s->caller);
+            jstr(s->launch);
+            jput(", %llu, %llu, %llu, %llu]", (unsigned long long)s->accesses[0], (unsigned long long)s->accesses[1],
+                 (unsigned long long)s->accesses[2], (unsigned long long)s->accesses[3]);
         }
     }
     jput("]");
