@@ -14,8 +14,8 @@ to an `events` callback while the learner waits.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
-import random
 import tempfile
 import threading
 import time
@@ -66,7 +66,8 @@ DEVICE_CHOICES = ("cpu", "gpu", "sim")
 class Options:
     solutions: bool = False  # use the reference solutions instead of the learner's files
     part: str | None = None  # run only this part
-    seed: int | None = None  # input cases are fresh each run unless a seed is given
+    seed: int | None = None  # the cases' seed; None: one drawn from the learner's files (seed_of)
+    seeds: tuple[int, ...] = ()  # several seeds in one run (author verify): every seed's cases, one build
     force: bool = False  # run an untouched skeleton anyway (tests and authors)
     # compute-sanitizer on GPU parts: "all", "auto" (racecheck once per content), "off"
     sanitize: str = "auto"
@@ -98,6 +99,26 @@ class Event:
 
 
 Events = Callable[[Event], None]
+
+
+def seed_of(puzzle: Puzzle, solutions: bool = False) -> int:
+    """The cases' seed when none is given: drawn from the files being checked, so that
+    every version of the learner's code meets its own values and seeded sizes, while a
+    run of the same code again meets the same cases (and its cached build)."""
+    h = hashlib.sha256(puzzle.id.encode())
+    for path in (puzzle.solution_files() if solutions else puzzle.learner_files()):
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"<missing>")
+    return int.from_bytes(h.digest()[:4], "little") % 2**31
+
+
+def _seeded(case: dict, seed: int) -> dict:
+    """A case of one of several seeds run together: its name says which seed."""
+    label = case.get("label", {})
+    return {**case, "name": f"{case['name']} · seed {seed}",
+            "label": {lang: f"{text} · seed {seed}" for lang, text in label.items()}}
 
 
 def is_untouched(puzzle: Puzzle) -> bool:
@@ -141,7 +162,7 @@ class _Check:
         self._events = events
         self.started = time.perf_counter()
         self.lock = threading.Lock()
-        self.seed = options.seed if options.seed is not None else random.randrange(2**31)
+        self.seed = options.seed if options.seed is not None else seed_of(puzzle, options.solutions)
         self.result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.PASS, puzzle.kind, seed=self.seed,
                                    solutions=options.solutions, quick=options.quick)
         self.parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
@@ -183,8 +204,12 @@ class _Check:
         try:
             self.src = build.sources(self.puzzle, self.options.solutions)
             reference = load_reference(self.puzzle)
-            rng = np.random.default_rng(self.seed)
-            self.cases = {p.id: list(reference.cases(rng, p.id)) for p in self.parts}
+            self.cases = {p.id: [] for p in self.parts}
+            for seed in self.options.seeds or (self.seed,):
+                rng = np.random.default_rng(seed)
+                for p in self.parts:
+                    self.cases[p.id] += [_seeded(c, seed) if self.options.seeds else c
+                                         for c in reference.cases(rng, p.id)]
             self.expected = {p.id: [reference.expected(c, p.id) for c in self.cases[p.id]] for p in self.parts}
             self.invariants = getattr(reference, "invariants", None)
             self.plan = launcher.make_plan(self.puzzle, [(p, self.cases[p.id], self.expected[p.id])
