@@ -317,3 +317,41 @@ def test_a_cpu_function_using_gpu_ids_is_refused_at_compile_time(root):
     result = engine.check_puzzle(catalog.load("p18"), engine.Options(seed=1, devices=("cpu", "gpu")))
     assert result.status == Status.COMPILE_ERROR
     assert any(d.file.endswith("softmax.mojo") for d in result.diagnostics)
+
+
+# --- warps ---------------------------------------------------------------------------
+
+
+def test_warp_operations_give_what_an_nvidia_gpu_gives(book):
+    """Shuffles (the top lanes keep their own value going down), the xor-butterfly sum in
+    every lane, max only sure in lane 0, the inclusive scan, broadcast and the ballot,
+    in blocks of two warps: the reference says what each lane gets on the GPU."""
+    sim = run(book, "warps")
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_a_warp_operation_reading_a_lane_with_no_thread_is_a_finding(book):
+    """Blocks of 40 threads: the second warp has 8 lanes, and warp.sum's butterfly reads
+    lanes 8-31 there."""
+    sim = run(book, "partial_warps")
+    found = only(sim, "warp_lane_missing")
+    assert found.line == line(book, "output[row, 1] = warp.sum(v)")
+    assert found.message.values["lanes"] == 8
+
+
+def test_a_shuffle_inside_a_branch_only_some_lanes_take_is_a_finding(book):
+    change = ("    output[row, 2] = warp.shuffle_down(v, 1)",
+              "    if lane_id() < 16:\n        output[row, 2] = warp.shuffle_down(v, 1)")
+    sim = run(book, "warps", change)
+    found = only(sim, "warp_divergence")
+    waits = {int(w.values["line"]): w.values["n"] for w in found.message.values["where"]}
+    # lanes 0-15 wait at the shuffle in the branch; 16-31 went on to the next one
+    assert waits == {line(book, "        output[row, 2] = warp.shuffle_down(v, 1)", change): 16,
+                     line(book, "    output[row, 3] = warp.shuffle_xor(v, 2)", change): 16}
+
+
+def test_a_shuffle_reading_a_lane_that_finished_is_a_finding(book):
+    change = ("    var row = i\n", "    var row = i\n    if lane_id() >= 16:\n        return\n")
+    sim = run(book, "warps", change)
+    found = only(sim, "warp_lane_finished")
+    assert found.line == line(book, "output[row, 1] = warp.sum(v)", change)

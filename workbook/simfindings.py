@@ -51,6 +51,11 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
     elif kind in ("invalid_read", "invalid_write", "invalid_access"):
         message = msg("finding.sim_" + kind, who=threads(raw, launch) if raw.get("thread", -1) >= 0 or
                       raw.get("threads") else msg("sim.cpu_kernel"), line=values["line"])
+    elif kind in ("warp_lane_missing", "warp_lane_finished"):
+        message = msg("finding.sim_" + kind, who=who, line=values["line"], src=raw.get("source_lane", "?"),
+                      lanes=raw.get("lanes", raw.get("size", "?")))
+    elif kind == "warp_divergence":
+        message, place = _warp_divergence(raw, launch)
     elif kind == "shared_overflow":
         message = msg("finding.sim_shared_overflow", limit=raw.get("limit", 0) // 1024)
     elif kind == "shared_calls_differ":
@@ -262,6 +267,19 @@ def _barrier(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place | None]:
         return message, first_place
     where = [msg("sim.waits_at", n=w[1], line=line_of(k)) for k, w in enumerate(waits)]
     return msg("finding.barrier_mismatch", block=block_id(launch, block), where=where), first_place
+
+
+def _warp_divergence(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place | None]:
+    """Lanes of one warp that parted ways at a warp operation."""
+    places: list[Place | None] = raw.get("wait_places", [])
+    waits = raw.get("waits", [])
+    where = [msg("sim.waits_at", n=w[1], line=places[k].line if k < len(places) and places[k] else "?")
+             for k, w in enumerate(waits)]
+    first = (raw.get("threads") or [0])[0]
+    message = msg("finding.sim_warp_divergence", warp=raw.get("warp", 0), block=block_id(launch, raw.get("block", 0)),
+                  at_op=raw.get("at_op", 0), elsewhere=raw.get("elsewhere", 0), where=where,
+                  line=places[0].line if places and places[0] else "?", who=global_thread(launch, first))
+    return message, places[0] if places else None
 
 
 def _locate(found: Finding, place: Place | None, other: Place | None) -> None:

@@ -79,7 +79,10 @@ typedef uint32_t u32;
 #define EXIT_TIMEOUT 72
 
 enum { ROLE_INPUT, ROLE_OUTPUT, ROLE_SCRATCH, ROLE_SHARED };
-enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED };
+enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP };
+
+#define WARP 32                 /* lanes of a warp, as on NVIDIA GPUs */
+#define WARP_SLOT 64            /* bytes each lane may put into a warp operation */
 enum { F_INIT = 1, F_ATOMIC = 2, F_OTHER_BLOCK_READ = 4 };
 
 /* ------------------------------------------------------------------------- */
@@ -113,6 +116,10 @@ typedef struct {
 typedef struct {
     ucontext_t ctx;
     int x, y, z, linear, gtid, state;
+    int ready;               /* may run in this round (not waiting anywhere) */
+    int warp_op;             /* the warp operation it waits at (wbwarp.mojo's numbers) */
+    u32 warp_site;
+    int took_part;           /* in the last completed warp operation of its warp */
     void *barrier_pc;
     void *last_pc;           /* the last access it made: where it is, if it never ends */
     u32 barrier_site;
@@ -190,6 +197,7 @@ static struct {
     thread_t *cur;           /* the simulated thread running now, NULL in the launcher */
     thread_t cpu;            /* the CPU kernel, while it runs (mode cpu) */
     char *scratch;           /* block.* primitives exchange values here */
+    char *warp_in, *warp_out; /* per thread: what it brought to a warp operation; what all brought, once complete */
     size_t scratch_cap;
     u32 *counts;             /* per thread of the launch: 8 counters */
     size_t counts_cap;
@@ -506,7 +514,8 @@ static void count(int shared, int write, size_t n, void *pc) {
     int k = (shared ? 4 : 0) + (write ? 2 : 0);
     c[k] += 1;
     c[k + 1] += (u32)n;
-    site_t *site = &S.sites[site_of(pc, caller_of(t))];
+    u32 id = site_of(pc, caller_of(t)); /* first: it may move the table */
+    site_t *site = &S.sites[id];
     if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
 }
@@ -1218,6 +1227,87 @@ void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
     swapcontext(&t->ctx, &S.main_ctx);
 }
 
+/* A warp operation (a shuffle, a vote, and the reductions and scans made of them):
+ * this lane has put its value at wbsim_warp_in(), and waits until every lane of its
+ * warp still in the kernel has put theirs. `op` tells the operations apart, and the
+ * line names it. (Values go through memory the compiler can't see into.) */
+i64 wbsim_warp_in(void) { return (i64)(S.warp_in + (size_t)current()->linear * WARP_SLOT); }
+
+void wbsim_warp_arrive(i64 op, const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    t->warp_op = (int)op;
+    t->warp_site = source_site(file, file_len, line, col);
+    t->state = ST_AT_WARP;
+    swapcontext(&t->ctx, &S.main_ctx);
+}
+
+/* This thread's lane, and how many lanes its warp has (a block of 8 threads has a warp
+ * of 8: the other 24 lanes have no thread). */
+i64 wbsim_lane(void) { return current()->linear % WARP; }
+
+i64 wbsim_warp_lanes(void) {
+    thread_t *t = current();
+    int first = t->linear / WARP * WARP;
+    return S.nthreads - first < WARP ? S.nthreads - first : WARP;
+}
+
+/* Where what lane `src` brought to the operation just completed lies, or 0 when it
+ * brought nothing: no thread has that lane (a partial warp), or it had finished the
+ * kernel. Both are findings: on a GPU the value is whatever the hardware holds. */
+i64 wbsim_warp_fetch(i64 src) {
+    thread_t *t = current();
+    int first = t->linear / WARP * WARP;
+    int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
+    int why = src < 0 || src >= lanes ? 1 : !S.threads[first + src].took_part ? 2 : 0;
+    if (why == 0) return (i64)(S.warp_out + (size_t)(first + src) * WARP_SLOT);
+    finding_t *f = finding(why == 1 ? "warp_lane_missing" : "warp_lane_finished", -1, -1, t->warp_site, 0, NULL);
+    if (f) {
+        f->size = lanes;
+        snprintf(f->extra, sizeof f->extra, "\"lane\": %d, \"source_lane\": %lld, \"lanes\": %d",
+                 t->linear % WARP, (long long)src, lanes);
+    }
+    saw(f, t->gtid, src);
+    return 0;
+}
+
+/* A ballot over the operation just completed: bit i is set where lane i brought a
+ * nonzero byte. Lanes with no thread, or finished, vote 0 (no finding: that is a ballot). */
+i64 wbsim_warp_ballot(void) {
+    thread_t *t = current();
+    int first = t->linear / WARP * WARP;
+    int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
+    u32 mask = 0;
+    for (int i = 0; i < lanes; i++)
+        if (S.threads[first + i].took_part && S.warp_out[(size_t)(first + i) * WARP_SLOT]) mask |= 1u << i;
+    return mask;
+}
+
+/* The lanes of warp w parted ways at a warp operation: some wait there while others
+ * wait at a barrier() (or at another warp operation). */
+static void warp_stuck(int w, int at_op, int elsewhere, int finished) {
+    int first = w * WARP, last = first + WARP < S.nthreads ? first + WARP : S.nthreads;
+    u32 sites[4] = {0};
+    int counts[4] = {0}, nsites = 0, other = -1;
+    for (int i = first; i < last; i++) {
+        thread_t *t = &S.threads[i];
+        u32 site = t->state == ST_AT_WARP ? t->warp_site : t->state == ST_AT_BARRIER ? t->barrier_site : 0;
+        if (!site) continue;
+        int j = 0;
+        while (j < nsites && sites[j] != site) j++;
+        if (j == nsites && nsites < 4) sites[nsites++] = site;
+        if (j < nsites) counts[j]++;
+        if (t->state != ST_AT_WARP && other < 0) other = i;
+    }
+    finding_t *f = finding("warp_divergence", -1, -1, sites[0], nsites > 1 ? sites[1] : 0, NULL);
+    if (!f) return;
+    int n = snprintf(f->extra, sizeof f->extra, "\"warp\": %d, \"at_op\": %d, \"elsewhere\": %d, \"finished\": %d, "
+                     "\"waits\": [", w, at_op, elsewhere, finished);
+    for (int j = 0; j < nsites && n < 400; j++)
+        n += snprintf(f->extra + n, sizeof f->extra - (size_t)n, "%s[%u, %d, 0]", j ? ", " : "", sites[j], counts[j]);
+    snprintf(f->extra + n, sizeof f->extra - (size_t)n, "]");
+    saw(f, S.block_linear * S.nthreads + first, 0);
+}
+
 /* Shared memory: every thread of the block makes the same calls in the same order, so
  * the k-th call of each gets the same bytes. Never-written bytes are 0xFF. */
 i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d2, const char *file,
@@ -1269,6 +1359,54 @@ __attribute__((noinline)) static void run_thread(thread_t *t) {
     S.cur = NULL;
 }
 
+/* The lanes of warp w still in the kernel: they run until each waits at a barrier() or
+ * has finished; on the way, every warp operation they meet completes when all of them
+ * are there. Returns 1 when the warp can't go on (its lanes parted ways at a warp
+ * operation: on a GPU that hangs or gives anything). */
+static void warp_stuck(int w, int at_op, int elsewhere, int finished);
+
+static int run_warp(int w, int reverse) {
+    int first = w * WARP, last = first + WARP < S.nthreads ? first + WARP : S.nthreads;
+    for (;;) {
+        for (int n = first; n < last; n++) {
+            thread_t *t = &S.threads[reverse ? last - 1 - (n - first) : n];
+            if (!t->ready) continue;
+            t->ready = 0;
+            run_thread(t);
+        }
+        int at_op = 0, elsewhere = 0, finished = 0, mixed = 0;
+        u32 site = 0;
+        for (int i = first; i < last; i++) {
+            thread_t *t = &S.threads[i];
+            if (t->state == ST_AT_WARP) {
+                if (at_op == 0) site = t->warp_site;
+                else if (t->warp_site != site) mixed = 1;
+                at_op++;
+            } else if (t->state == ST_FINISHED) {
+                finished++;
+            } else {
+                elsewhere++;
+            }
+        }
+        if (at_op == 0) return 0; /* all at the barrier, or done */
+        if (elsewhere || mixed) {
+            warp_stuck(w, at_op, elsewhere, finished);
+            return 1;
+        }
+        /* Everyone still in the kernel is here: the operation completes. What each lane
+         * brought is what every lane may read; lanes that finished took no part. */
+        for (int i = first; i < last; i++) {
+            thread_t *t = &S.threads[i];
+            t->took_part = t->state == ST_AT_WARP;
+            memcpy(S.warp_out + (size_t)i * WARP_SLOT, S.warp_in + (size_t)i * WARP_SLOT, WARP_SLOT);
+            if (t->took_part) {
+                t->state = ST_RUNNING;
+                t->ready = 1;
+            }
+        }
+    }
+}
+
 /* Thread i of block `block`, ready to start the kernel on a stack of its own. */
 __attribute__((noinline)) static void new_thread(int i, int block) {
     thread_t *t = &S.threads[i];
@@ -1301,6 +1439,10 @@ static void ensure_threads(int n) {
     S.scratch_cap = (size_t)n * 64;
     free(S.scratch);
     S.scratch = xcalloc(S.scratch_cap, 1);
+    free(S.warp_in);
+    free(S.warp_out);
+    S.warp_in = xcalloc((size_t)n + WARP, WARP_SLOT);
+    S.warp_out = xcalloc((size_t)n + WARP, WARP_SLOT);
 }
 
 static void shared_snapshot(void) {
@@ -1410,13 +1552,13 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
         S.arena_used = 0;
         for (int i = 0; i < S.nthreads; i++) new_thread(i, lb);
         S.keep_shared = lb == 0 && !reverse && S.rep == 0;
-        for (S.round = 0;; S.round++) {
+        for (S.round = 0; !result; S.round++) {
             S.epoch = EP(S.launch_serial, lb, S.round);
-            for (int n = 0; n < S.nthreads; n++) {
-                thread_t *t = &S.threads[reverse ? S.nthreads - 1 - n : n];
-                if (t->state == ST_FINISHED) continue;
-                run_thread(t);
-            }
+            for (int i = 0; i < S.nthreads; i++) S.threads[i].ready = S.threads[i].state != ST_FINISHED;
+            int warps = (S.nthreads + WARP - 1) / WARP;
+            for (int nw = 0; nw < warps && !result; nw++)
+                result = run_warp(reverse ? warps - 1 - nw : nw, reverse);
+            if (result) break;
             int waiting = 0, finished = 0;
             u32 first_site = 0;
             int mixed = 0;
