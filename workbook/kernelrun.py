@@ -75,7 +75,7 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         limit = limit or settings.run_timeout()
         argv = [*(prefix or []), str(binary), str(folder), mode, str(repeats), str(int(limit) + 1),
                 ",".join(map(str, cases))]
-        child = children.start(argv, log=folder / protocol.LOG, env=env, cwd=folder)
+        child = children.start(argv, log=folder / protocol.LOG, env=env, cwd=folder, learner=True)
         outcome = children.wait(child, limit, (lambda: tick(folder)) if tick else None)
         if outcome.cancelled:
             return KernelRun("cancelled", seconds=outcome.seconds), None
@@ -91,8 +91,9 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
             got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, done, repeats)
             _read_writers(folder / protocol.WRITERS_BIN, got)
             return got, fault["case"]
-        if result is None:
-            return KernelRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds), None
+        if result is None or outcome.limit is not None:
+            return KernelRun("crash", outcome.limit or _death(outcome.returncode, log), _tail(log),
+                             seconds=outcome.seconds), None
         got = KernelRun(result.get("status", "ok"), seconds=outcome.seconds)
         got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, cases, repeats)
         got.findings = result.get("findings", [])
