@@ -97,9 +97,16 @@ def cache_dir() -> Path:
     return private_temp("workbook-cache")
 
 
+def system_temp() -> Path:
+    """The temp folder itself, not this command's own folder in it (workbook/sweep.py)."""
+    here = Path(tempfile.gettempdir())
+    return here.parent if here.name.startswith("workbook-run-") else here
+
+
 def private_temp(name: str) -> Path:
-    """<temp>/<name>-<uid>: a folder only this user owns (never one someone else put there)."""
-    folder = Path(tempfile.gettempdir()) / f"{name}-{os.getuid()}"
+    """<temp>/<name>-<uid>: a folder only this user owns (never one someone else put there)
+    that outlives the command."""
+    folder = system_temp() / f"{name}-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         info = folder.lstat()

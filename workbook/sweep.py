@@ -64,7 +64,7 @@ def temp_root() -> Path:
     """This command's temp folder, made now: every temp folder it makes goes in it."""
     me = os.getpid()
     started = _started(me) or 0
-    folder = Path(tempfile.gettempdir()) / f"{RUN_PREFIX}{me}-{started}"
+    folder = settings.system_temp() / f"{RUN_PREFIX}{me}-{started}"
     folder.mkdir(mode=0o700, exist_ok=True)
     tempfile.tempdir = str(folder)
     return folder
@@ -85,7 +85,7 @@ def _remove(path: Path) -> None:
 
 def _temp_folders() -> list[Path]:
     found = []
-    base = Path(tempfile.gettempdir())
+    base = settings.system_temp()
     with contextlib.suppress(OSError):
         for entry in os.scandir(base):
             m = RUN_NAME.match(entry.name)
