@@ -38,10 +38,11 @@ def json_error(capsys, *args: str) -> tuple[int, dict]:
     return code, doc
 
 
-def workbook(root: Path, *args: str, env: dict | None = None, prefix: list[str] | None = None,
+def workbook(root: Path, *args: str, env: dict[str, str | None] | None = None, prefix: list[str] | None = None,
              stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
     """The real command in a process of its own (for what a process-wide setting changes)."""
     environment = {**os.environ, "WORKBOOK_ROOT": str(root), "PYTHONPATH": str(REPO), **(env or {})}
+    environment = {name: value for name, value in environment.items() if value is not None}  # None: unset
     return subprocess.run([*(prefix or []), sys.executable, "-m", "workbook", *args], capture_output=True,
                           text=True, env=environment, cwd=REPO, timeout=300, stdin=stdin)
 
@@ -103,7 +104,7 @@ def test_a_bad_setting_is_named_before_anything_runs(root, capsys, monkeypatch, 
 
 def test_a_home_that_cannot_be_written_still_gives_json(root, tmp_path):
     """The cache falls back to a folder of this user's own; doctor (which names it) works."""
-    env = {"HOME": "/dev/null", "WORKBOOK_CACHE": "", "XDG_CACHE_HOME": ""}
+    env = {"HOME": "/dev/null", "WORKBOOK_CACHE": None, "XDG_CACHE_HOME": None}
     done = workbook(root, "doctor", "--json", env=env)
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     doc = json.loads(done.stdout)

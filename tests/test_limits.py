@@ -6,21 +6,25 @@ runaway kernel would."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import psutil
+import pytest
 
 from workbook.limits import Limits
 from workbook.processes import Children
 
+DATA = Path(__file__).parent / "data"
 GREEDY = "b = bytearray(2 << 30); print('allocated')"  # 2 GB, written to
 CHATTY = "import sys\nfor i in range(100000): sys.stdout.write('x' * 1000 + '\\n')\nprint('done')"
 FILES = ("import sys\nfor i in range(64):\n    open(f'f{i}', 'wb').write(b'x' * (1 << 20))\n"
          "print('wrote everything')")
 # A child that starts a process in a session of its own (as `setsid sleep &` does), says its pid, and ends.
 ESCAPE = ("import subprocess, sys\n"
-          "g = subprocess.Popen(['setsid', 'sleep', '300'], start_new_session=True)\n"
+          "g = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
           "open(sys.argv[1], 'w').write(str(g.pid))\n")
 
 
@@ -77,3 +81,22 @@ def test_a_process_that_left_its_group_dies_with_the_run(tmp_path):
         while alive(escaped) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(escaped)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel, setting, key", [("prints", "WORKBOOK_FILE_LIMIT_MB", "limits.file"),
+                                                  ("hogs", "WORKBOOK_MEMORY_LIMIT_MB", "limits.memory")])
+def test_a_right_kernel_that_breaks_a_limit_fails_saying_which(root, monkeypatch, kernel, setting, key):
+    """A right kernel that prints 20 MB, or takes 4 GB, passed before (issue 17: 79 MB of log,
+    5.4 GB of memory); now it is stopped at the limit, and the report says which."""
+    from conftest import put_wrong
+
+    from workbook import catalog, engine
+    from workbook.results import Status
+
+    put_wrong(root, "p01", "forgets_ten")  # any learner file; replaced next
+    shutil.copyfile(DATA / "limits" / kernel / "map.mojo", root / "puzzles/p01/map.mojo")
+    monkeypatch.setenv(setting, "512" if kernel == "hogs" else "2")
+    result = engine.check_puzzle(catalog.load("p01"), engine.Options(seed=1, quick=True, devices=("sim",)))
+    sim = result.parts[0].kernels["sim"]
+    assert sim.status == Status.CRASH and [m.key for m in sim.reasons] == [key]

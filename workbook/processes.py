@@ -86,6 +86,7 @@ class Child:
         self.started = time.monotonic()
         self.peak = 0  # the most memory one of its processes was seen using
         self.folder_full = False
+        self.children_peak = _children_peak()  # what reaped descendants had used, when it started
 
     @property
     def pid(self) -> int:
@@ -125,6 +126,9 @@ class Child:
 
     def outcome(self, seconds: float) -> Outcome:
         code = self.returncode()
+        peak = _children_peak()
+        if peak > self.children_peak:  # a descendant reaped meanwhile (this one, most likely) peaked higher
+            self.peak = max(self.peak, peak)
         limit = None
         if self.limits is not None:
             size = self.log.stat().st_size if self.log is not None and self.log.exists() else 0
@@ -137,6 +141,14 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return psutil.Process(pid).children(recursive=True)
     except psutil.Error:
         return []
+
+
+def _children_peak() -> int:
+    """The largest resident size any reaped descendant reached (the kernel keeps it, so a
+    child that grew and died between two looks is still seen)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
 
 def _subreaper() -> None:
