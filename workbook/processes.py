@@ -35,6 +35,7 @@ import contextlib
 import ctypes
 import itertools
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -48,6 +49,7 @@ from pathlib import Path
 import psutil
 
 from . import limits as limits_
+from . import sandbox as sandbox_
 from .i18n import Msg
 
 POLL = 0.05
@@ -146,8 +148,6 @@ def _descendants(pid: int) -> list[psutil.Process]:
 def _children_peak() -> int:
     """The largest resident size any reaped descendant reached (the kernel keeps it, so a
     child that grew and died between two looks is still seen)."""
-    import resource
-
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
 
@@ -207,8 +207,8 @@ def kill_tree(proc: subprocess.Popen, timeout: float = 5.0, token: str = "") -> 
 class Children:
     """The child processes of one run; `cancel()` (from any thread) stops them all."""
 
-    def __init__(self, sandbox=None, limits: limits_.Limits | None = None) -> None:
-        """`sandbox` (a workbook.sandbox.Sandbox): where learner children run (grading);
+    def __init__(self, sandbox: sandbox_.Sandbox | None = None, limits: limits_.Limits | None = None) -> None:
+        """`sandbox`: where learner children run (grading: workbook/sandbox.py);
         `limits`: theirs (default: the settings', read when one starts)."""
         self._live: list[Child] = []
         self._lock = threading.Lock()
@@ -242,9 +242,7 @@ class Children:
         if learner:
             limits = self.limits or limits_.Limits.from_settings()
             if self.sandbox is not None:
-                from .sandbox import writable_and_readable
-
-                writes, seen = writable_and_readable(argv, scratch)
+                writes, seen = sandbox_.writable_and_readable(argv, scratch)
                 self.sandbox.prepare(writes)
                 argv = self.sandbox.wrap(argv, scratch=writes, reads=[*seen, *reads], cwd=cwd,
                                          env={**extra, TOKEN: token})
