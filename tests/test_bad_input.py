@@ -232,6 +232,19 @@ def test_reset_replaces_a_link_and_never_writes_through_it(root, capsys, tmp_pat
     assert not learner.is_symlink() and "FILL IN" in learner.read_text()
 
 
+def test_reset_never_writes_through_a_folder_that_links_out(root, capsys, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "softmax.mojo").write_text("not the workbook's\n")
+    op = root / "puzzles/p18/op"
+    shutil.copyfile(op / "__init__.mojo", outside / "__init__.mojo")
+    shutil.rmtree(op)
+    op.symlink_to(outside, target_is_directory=True)
+    code, _, err = invoke(capsys, "reset", "p18", "--yes")
+    assert code == exitcodes.BAD_INPUT and "Nothing was changed" in " ".join(err.split())
+    assert (outside / "softmax.mojo").read_text() == "not the workbook's\n"
+
+
 @pytest.mark.parametrize("name", ["../../../outside.txt", "/OUTSIDE"])
 def test_a_manifest_naming_a_file_outside_its_puzzle_is_refused(root, capsys, tmp_path, name):
     outside = tmp_path / "outside.txt"

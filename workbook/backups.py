@@ -100,9 +100,12 @@ class PartlyWritten(OSError):
 def writable(puzzle: Puzzle, names: list[str]) -> None:
     """Raise the OSError a write of these learner files would meet, before anything is written
     (a folder, a file its owner made read-only, a read-only folder or disk)."""
+    inside = puzzle.dir.resolve()
     for name in names:
         path = puzzle.dir / name
         folder = path.parent if path.parent.exists() else puzzle.dir
+        if folder.resolve() != inside and inside not in folder.resolve().parents:  # a folder that links out
+            raise PermissionError(13, "reached through a link out of its puzzle folder", str(path))
         try:
             info = path.lstat()
         except FileNotFoundError:
