@@ -103,7 +103,7 @@ def test_without_a_sandbox_grading_refuses_unless_told(root, capsys, monkeypatch
     sandbox.probe.cache_clear()
     try:
         code, out, _ = invoke(capsys, "grade", str(empty), "--json", "-p", "p01")
-        doc = json.loads(out)
+        (doc,) = lines(out)  # an error is a line too
         assert code == exitcodes.TOOLCHAIN and doc["error"]["key"] == "sandbox.no_bwrap"
         code, out, err = invoke(capsys, "grade", str(empty), "--json", "-p", "p01", "--unsandboxed")
         (doc,) = lines(out)

@@ -159,7 +159,7 @@ def grade(submissions: list[str] | None = typer.Argument(None, help=t("help.arg.
           seed: int | None = SEED, device: list[str] | None = DEVICE, as_json: bool = JSON) -> None:
     from .commands import grade as command
 
-    _done(command.main(Context(as_json=as_json), submissions=submissions or [], puzzles=puzzle or [],
+    _done(command.main(Context(as_json=as_json, lines=True), submissions=submissions or [], puzzles=puzzle or [],
                        unsandboxed=unsandboxed, seed=seed, devices=device))
 
 
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: an exit code for every way out, and never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     _plain_streams()
-    ctx = Context(as_json="--json" in args)
+    ctx = Context(as_json="--json" in args, lines="grade" in args[:3])  # grade prints JSON Lines, errors too
     scratch = None
     try:
         with processes.guard():

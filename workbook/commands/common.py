@@ -27,12 +27,14 @@ class Context:
     out: Console = field(default_factory=lambda: terminal.console())
     err: Console = field(default_factory=lambda: terminal.console(stderr=True))
     as_json: bool = False
+    lines: bool = False  # JSON Lines (grade): every document, an error too, on one line of its own
     warnings: list[Msg] = field(default_factory=list)  # said on the way, and in the JSON document
 
     def json(self, document: dict) -> None:
         if self.warnings and "warnings" not in document:
             document["warnings"] = [{"key": w.key, "text": w.text("en")} for w in self.warnings]
-        print(terminal.json_text(document, self.out.file), file=self.out.file)
+        text = terminal.json_text(document, self.out.file, indent=None if self.lines else 2)
+        print(text, file=self.out.file, flush=True)
 
     def warn(self, message: Msg | None) -> None:
         """Something the learner should know that does not change the verdict (progress not saved)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from .. import catalog, engine, exitcodes, grading, report, sandbox, settings, terminal
+from .. import catalog, engine, exitcodes, grading, report, sandbox, settings
 from ..i18n import WorkbookError, pick, t
 from ..processes import Children
 from ..results import PASSING, document, to_dict
@@ -67,7 +67,7 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
         elif not found.ok:
             worst = max(worst, exitcodes.FAILED)
         if ctx.as_json:
-            print(terminal.json_text(_line(found, seed), ctx.out.file, indent=None), file=ctx.out.file, flush=True)
+            ctx.json(_line(found, seed))
             continue
         ctx.out.rule(Text(raw), align="left")
         if found.error is not None:
