@@ -1,16 +1,28 @@
-"""Start a program that dies with the workbook: `python -m workbook._exec PARENT_PID PROGRAM ARGS...`.
+"""Start a program that dies with the workbook, within limits:
+
+    python -m workbook._exec PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--] PROGRAM ARGS...
 
 It asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG, which
 survives exec), checks that the parent is still there (it may have died in
-between), then becomes PROGRAM. See workbook/processes.py.
+between; PARENT_PID 0 skips that, inside a sandbox where the parent has
+another pid), takes on the resource limits it was given (memory, file size,
+processes, core files: workbook/limits.py says which and why), becomes UID
+where asked (the sandbox of a grader running as root), then becomes PROGRAM.
+See workbook/processes.py.
+
+Standard library only, and no imports from the package: inside a sandbox it
+runs as a plain file (`python -I .../_exec.py`).
 """
 
 import ctypes
 import os
+import resource
 import signal
 import sys
 
 PR_SET_PDEATHSIG = 1
+RLIMITS = {"data": resource.RLIMIT_DATA, "fsize": resource.RLIMIT_FSIZE, "nproc": resource.RLIMIT_NPROC,
+           "core": resource.RLIMIT_CORE}
 
 
 def die_with_parent(parent: int) -> None:
@@ -18,14 +30,56 @@ def die_with_parent(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the parent's own cleanup still applies
         return
-    if os.getppid() != parent:
+    if parent and os.getppid() != parent:
         os._exit(1)
 
 
+def limit(name: str, value: int) -> None:
+    """Lower soft and hard limit alike, so the program can't raise it back."""
+    which = RLIMITS[name]
+    _soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def become(uid: int) -> None:
+    """Drop to an unprivileged user with no groups (the sandbox of a grader running as root:
+    root is exempt from the process limit, and may read what the grader can)."""
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, list[str]]:
+    parent, rest = int(argv[0]), argv[1:]
+    limits: dict[str, int] = {}
+    uid = None
+    while rest and rest[0].startswith(("--rlimit=", "--uid=")):
+        option = rest.pop(0)
+        if option.startswith("--uid="):
+            uid = int(option[len("--uid="):])
+        else:
+            name, _, value = option[len("--rlimit="):].partition(":")
+            limits[name] = int(value)
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    return parent, limits, uid, rest
+
+
 if __name__ == "__main__":
-    die_with_parent(int(sys.argv[1]))
+    parent, limits, uid, program = parse(sys.argv[1:])
     try:
-        os.execvp(sys.argv[2], sys.argv[2:])
+        if uid is not None:
+            become(uid)  # before the limits: a change of user also clears the death signal
+        for name, value in limits.items():
+            limit(name, value)
+    except (OSError, ValueError) as exc:
+        print(f"could not set the limits of {program[0]}: {exc}", file=sys.stderr)
+        os._exit(126)
+    die_with_parent(parent)
+    try:
+        os.execvp(program[0], program)
     except OSError as exc:
-        print(f"could not start {sys.argv[2]}: {exc}", file=sys.stderr)
+        print(f"could not start {program[0]}: {exc}", file=sys.stderr)
         os._exit(127)

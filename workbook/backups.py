@@ -4,12 +4,14 @@ file first copies it to <workbook>/.workbook/backups/<stamp>-<puzzle>-<why>/."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from . import settings
+from . import learner, settings
 from .catalog import Puzzle
 
 
@@ -31,15 +33,21 @@ def backups_dir() -> Path:
 
 
 def create(puzzle: Puzzle, reason: str) -> Backup:
-    """Copy the learner's current files of `puzzle`; returns the backup made."""
+    """Copy the learner's current files of `puzzle`; returns the backup made. Only regular
+    files are the learner's writing: a link is not followed (what it points at is not theirs
+    to keep, and a replace leaves it alone), a folder is left where it is."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     backup = Backup(f"{stamp}-{puzzle.id}-{reason}", puzzle.id, reason,
                     datetime.now().isoformat(timespec="seconds"), [])
     for name, path in zip(puzzle.edit, puzzle.learner_files()):
-        if path.exists():
+        try:
+            regular = stat.S_ISREG(path.lstat().st_mode)
+        except OSError:
+            regular = False
+        if regular:
             target = backup.dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
+            shutil.copy2(path, target, follow_symlinks=False)
             backup.files.append(name)
     backup.dir.mkdir(parents=True, exist_ok=True)
     (backup.dir / "backup.json").write_text(json.dumps(vars(backup), indent=2), encoding="utf-8")
@@ -67,18 +75,62 @@ def find(backup_id: str) -> Backup | None:
 
 
 def restore(backup: Backup, puzzle: Puzzle) -> Backup:
-    """Put a backup's files back, after backing up what is there now."""
-    safety = create(puzzle, "before-restore")
+    """Put a backup's files back, after backing up what is there now. Only the puzzle's
+    own learner files, and only regular files of the backup (a backup.json naming
+    '../../x' restores nothing there)."""
+    contents = {}
     for name in backup.files:
-        shutil.copy2(backup.dir / name, puzzle.dir / name)
-    return safety
+        if name not in puzzle.edit:
+            continue
+        try:
+            contents[name] = learner.read_bytes(backup.dir / name)
+        except OSError:
+            continue
+    return write_files(puzzle, contents, "before-restore")
 
 
-def write_files(puzzle: Puzzle, contents: dict[str, str], reason: str) -> Backup:
-    """Replace learner files with `contents` (name -> text), keeping a backup first."""
+class PartlyWritten(OSError):
+    """Some files were replaced before one could not be: which, so nobody is told nothing changed."""
+
+    def __init__(self, cause: OSError, written: list[str], failed: str, backup: Backup):
+        super().__init__(cause.errno, cause.strerror or str(cause), cause.filename)
+        self.cause, self.written, self.failed, self.backup = cause, written, failed, backup
+
+
+def writable(puzzle: Puzzle, names: list[str]) -> None:
+    """Raise the OSError a write of these learner files would meet, before anything is written
+    (a folder, a file its owner made read-only, a read-only folder or disk)."""
+    inside = puzzle.dir.resolve()
+    for name in names:
+        path = puzzle.dir / name
+        folder = path.parent if path.parent.exists() else puzzle.dir
+        if folder.resolve() != inside and inside not in folder.resolve().parents:  # a folder that links out
+            raise PermissionError(13, "reached through a link out of its puzzle folder", str(path))
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if info is not None and stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IWUSR:
+            raise PermissionError(13, "Permission denied", str(path))
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied", str(folder))
+
+
+def write_files(puzzle: Puzzle, contents: dict[str, str | bytes], reason: str) -> Backup:
+    """Replace learner files with `contents` (name -> text), keeping a backup first. What
+    would stop a write is found before anything changes; a write that fails anyway (a
+    full disk) raises PartlyWritten, saying which files were already replaced."""
+    writable(puzzle, list(contents))
     backup = create(puzzle, reason)
+    written: list[str] = []
     for name, text in contents.items():
-        (puzzle.dir / name).write_text(text, encoding="utf-8")
+        try:
+            learner.write(puzzle.dir / name, text)
+        except OSError as exc:
+            raise PartlyWritten(exc, written, name, backup) from exc
+        written.append(name)
     return backup
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import operator
 import re
 import sys
@@ -27,7 +28,9 @@ else:  # pragma: no cover
 DEVICES = ("cpu", "gpu")
 KINDS = ("kernel", "op")
 DTYPES = ("float32", "float64", "int32", "int64")
-ID_PATTERN = re.compile(r"^p\d+$")
+ID_PATTERN = re.compile(r"^p\d{1,6}$")
+MAX_TOLERANCE = 1.0
+MAX_ID = 40  # longer than any id with its part
 NAME = re.compile(r"^[A-Za-z_]\w*$")
 
 
@@ -232,6 +235,8 @@ def resolve_id(text: str, base: Path | None = None) -> tuple[str, str | None]:
     Raises CatalogError with the closest ids for anything else, including a path
     typed where an id belongs."""
     raw = text.strip()
+    if len(raw) > MAX_ID or not raw.isprintable():  # a pasted paragraph, a 5000-digit number
+        raise CatalogError("catalog.unknown_puzzle", raw=(raw[:MAX_ID] + "…") if len(raw) > MAX_ID else raw)
     if "/" in raw or "\\" in raw or raw.endswith((".mojo", ".py", ".toml")):
         guess = next((seg for seg in re.split(r"[\\/]", raw) if ID_PATTERN.match(seg.lower())), None)
         if guess:
@@ -317,6 +322,28 @@ def _tools(values, where: str) -> tuple[str, ...]:
     return tools
 
 
+def _inside(name, where: str) -> str:
+    """A path the manifest names, relative to the puzzle folder and inside it: no absolute
+    path, no '..', no backslash (a manifest saying edit = ["../../.bashrc"] would have
+    `reveal` print that file and `reset` overwrite it)."""
+    if not isinstance(name, str) or not name or len(name) > 200:
+        raise ManifestError(f"{where}: '{name}' is not a file name")
+    parts = name.split("/")
+    if name.startswith("/") or "\\" in name or any(part in ("", ".", "..") for part in parts) \
+            or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ManifestError(f"{where}: '{name}' must be a plain path inside the puzzle folder")
+    return name
+
+
+def _tolerance(value, where: str) -> float:
+    """atol and rtol: finite, not negative, at most 1. A tolerance larger than the values
+    it compares (atol = 1e30) passes any kernel at all."""
+    number = float(value)
+    if not math.isfinite(number) or not 0 <= number <= MAX_TOLERANCE:
+        raise ManifestError(f"{where}: a tolerance must be between 0 and {MAX_TOLERANCE}, not {value}")
+    return number
+
+
 def _launch(raw: dict, where: str) -> Launch:
     return Launch(
         kernel=_require(raw, "kernel", str, where),
@@ -356,6 +383,8 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
     graph = raw.get("graph", default_graph)
     if kind == "op" and ":" not in graph:
         raise ManifestError(f"{where}.graph must look like 'file.py:function'")
+    if graph:
+        _inside(graph.partition(":")[0], f"{where}.graph")
     tolerance = raw.get("tolerance", defaults.get("tolerance", ""))
     if not isinstance(tolerance, str) or not tolerance.strip():
         raise ManifestError(f"{where}: say why atol and rtol are what they are: tolerance = \"...\"")
@@ -377,8 +406,8 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         devices=devices,
         inputs=_names(_require(raw, "inputs", list, where), f"{where}.inputs"),
         outputs=outputs,
-        atol=float(raw.get("atol", defaults.get("atol", 1e-6))),
-        rtol=float(raw.get("rtol", defaults.get("rtol", 1e-5))),
+        atol=_tolerance(raw.get("atol", defaults.get("atol", 1e-6)), f"{where}.atol"),
+        rtol=_tolerance(raw.get("rtol", defaults.get("rtol", 1e-5)), f"{where}.rtol"),
         tolerance=tolerance.strip(),
         launches=launches,
         calls=calls,
@@ -401,11 +430,16 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
     kind = data.get("kind", "kernel")
     if kind not in KINDS:
         raise ManifestError(f"kind must be one of {KINDS}")
-    edit = tuple(_require(data, "edit", list, "the manifest"))
+    edit = tuple(_inside(name, "edit") for name in _require(data, "edit", list, "the manifest"))
+    if len(set(edit)) != len(edit):
+        raise ManifestError("edit names a file twice")
     for name in edit:  # the learner's copy may be missing: `workbook reset` puts it back
-        if not (solution_dir / name).exists():
-            raise ManifestError(f"edit file '{name}' has no solution in {solution_dir}")
+        solution = solution_dir / name
+        if solution.is_symlink() or not solution.is_file():
+            raise ManifestError(f"edit file '{name}' has no solution in {solution_dir} (a regular file)")
     package = data.get("package", "")
+    if package:
+        _inside(package, "package")
     if kind == "op":
         if not package or not (folder / package / "__init__.mojo").exists():
             raise ManifestError("an op puzzle needs package = \"DIR\", a folder with an __init__.mojo")
@@ -440,7 +474,7 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
         solution_dir=solution_dir,
         edit=edit,
         module=module,
-        reference=data.get("reference", "reference.py"),
+        reference=_inside(data.get("reference", "reference.py"), "reference"),
         parts=tuple(parts),
         constants={str(k): int(v) for k, v in constants.items()},
         package=package,

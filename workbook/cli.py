@@ -9,13 +9,18 @@ written to a log file that the message names.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sys
 import traceback
 from datetime import datetime
+from pathlib import Path
 
 import typer
+from rich.text import Text
 
-from . import exitcodes, i18n, processes, settings
+from . import exitcodes, i18n, processes, settings, sweep
 from .commands.common import Context
 
 
@@ -42,7 +47,7 @@ PUZZLES = typer.Argument(None, help=t("help.arg.puzzles"), show_default=False)
 PART = typer.Option(None, "--part", help=t("help.opt.part"))
 SOLUTIONS = typer.Option(False, "--solutions", help=t("help.opt.solutions"))
 JSON = typer.Option(False, "--json", help=t("help.opt.json"))
-SEED = typer.Option(None, "--seed", help=t("help.opt.seed"))
+SEED = typer.Option(None, "--seed", help=t("help.opt.seed"), min=0, max=2**63 - 1)
 YES = typer.Option(False, "--yes", "-y", help=t("help.opt.yes"))
 SANITIZE = typer.Option(None, "--sanitize/--no-sanitize", help=t("help.opt.sanitize"), show_default=False)
 QUICK = typer.Option(False, "--quick", help=t("help.opt.quick"))
@@ -147,6 +152,17 @@ def restore(backup: str = typer.Argument(..., help=t("help.arg.backup"), show_de
     _done(backups_.restore(Context(), backup=backup))
 
 
+@app.command(help=t("help.grade"))
+def grade(submissions: list[str] | None = typer.Argument(None, help=t("help.arg.submissions"), show_default=False),
+          puzzle: list[str] | None = typer.Option(None, "--puzzle", "-p", help=t("help.opt.grade_puzzle")),
+          unsandboxed: bool = typer.Option(False, "--unsandboxed", help=t("help.opt.unsandboxed")),
+          seed: int | None = SEED, device: list[str] | None = DEVICE, as_json: bool = JSON) -> None:
+    from .commands import grade as command
+
+    _done(command.main(Context(as_json=as_json, lines=True), submissions=submissions or [], puzzles=puzzle or [],
+                       unsandboxed=unsandboxed, seed=seed, devices=device))
+
+
 @author_app.command("sync", help=t("help.author_sync"))
 def author_sync(puzzles: list[str] | None = PUZZLES) -> None:
     from .commands import author
@@ -169,26 +185,37 @@ def author_verify(puzzles: list[str] | None = PUZZLES, run_them: bool = typer.Op
 
 
 def _report_error(ctx: Context, key: str, message: str, code: int, **extra) -> int:
-    if ctx.as_json:
-        from .results import document
+    """Say what went wrong, as a line or (under --json) one JSON document. Printing itself
+    may fail (a closed pipe, a strange encoding): then as plain ASCII, or not at all."""
+    try:
+        if ctx.as_json:
+            from .results import document
 
-        ctx.json(document(error={"key": key, "message": message, "exit_code": code, **extra}))
-    else:
-        ctx.err.print(f"[bold red]{t('error.prefix')}[/] {message}", highlight=False)
+            ctx.json(document(error={"key": key, "message": message, "exit_code": code, **extra}))
+        else:
+            ctx.err.print(Text.assemble((t("error.prefix"), "bold red"), " ", message))
+    except Exception:  # noqa: BLE001 - the exit code still says it
+        with contextlib.suppress(Exception):
+            print(f"{t('error.prefix')} {message}".encode("ascii", "backslashreplace").decode(), file=sys.stderr)
     return code
 
 
 def _crash_log(exc: BaseException) -> str:
-    """Write the traceback where the learner can find it (or send it), and say where."""
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    for folder in (settings.logs_dir(), settings.cache_dir() / "logs"):
+    """Write the traceback where the learner can find it (or send it), and say where: in a
+    file of its own (two crashes in one second never share one), in the first folder that
+    can be written, the temp folder last."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    text = "workbook " + " ".join(sys.argv[1:]) + "\n\n" + "".join(traceback.format_exception(exc))
+    places = (settings.logs_dir, lambda: settings.cache_dir() / "logs", lambda: settings.private_temp("workbook-logs"))
+    for folder in places:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"crash-{stamp}.log"
-            path.write_text("workbook " + " ".join(sys.argv[1:]) + "\n\n" +
-                            "".join(traceback.format_exception(exc)), encoding="utf-8")
+            where = folder()
+            where.mkdir(parents=True, exist_ok=True)
+            path = where / f"crash-{stamp}-{os.getpid()}.log"
+            with open(path, "x", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(text)
             return str(path)
-        except OSError:
+        except Exception:  # noqa: BLE001 - a home or a disk that fails: the next place
             continue
     return "(no log could be written)"
 
@@ -198,12 +225,36 @@ def _usage_error(exc: Exception) -> bool:
     return hasattr(exc, "format_message") and hasattr(exc, "exit_code") and type(exc).__name__ not in ("Exit",)
 
 
+# What the system says when it refuses a file operation that is not the workbook's fault.
+_OS_ADVICE = {errno.ENOSPC: "error.os.full", errno.EDQUOT: "error.os.full", errno.EROFS: "error.os.read_only",
+              errno.EACCES: "error.os.denied", errno.EPERM: "error.os.denied"}
+
+
+def _os_error(ctx: Context, exc: OSError) -> int:
+    """A full disk, a read-only folder, a permission: bad input for the user to fix, named."""
+    advice = _OS_ADVICE.get(exc.errno, "error.os.other")
+    path = exc.filename or "-"
+    return _report_error(ctx, "error.os", t("error.os", why=exc.strerror or str(exc), path=path, advice=t(advice)),
+                         exitcodes.BAD_INPUT, errno=exc.errno)
+
+
+def _plain_streams() -> None:
+    """An output that can't take every character (LANG=C, PYTHONIOENCODING=ascii) gets a '?'
+    for one it can't, not a UnicodeEncodeError halfway through a report."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="replace")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: an exit code for every way out, and never a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
-    ctx = Context(as_json="--json" in args)
+    _plain_streams()
+    ctx = Context(as_json="--json" in args, lines="grade" in args[:3])  # grade prints JSON Lines, errors too
+    scratch = None
     try:
         with processes.guard():
+            scratch = _start_up()
             code = typer.main.get_command(app).main(args, prog_name="workbook", standalone_mode=False)
         if code == exitcodes.INTERRUPTED:  # Typer turns Ctrl-C into Exit(130) without a word
             code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)
@@ -211,6 +262,11 @@ def main(argv: list[str] | None = None) -> None:
         code = _report_error(ctx, exc.msg.key, exc.msg.text(), exc.exit_code)
     except KeyboardInterrupt:
         code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)
+    except OSError as exc:
+        if exc.errno in _OS_ADVICE:
+            code = _os_error(ctx, exc)
+        else:
+            code = _internal(ctx, exc)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if _usage_error(exc):
             code = _report_error(ctx, "error.usage", t("error.usage", detail=exc.format_message()),
@@ -218,8 +274,24 @@ def main(argv: list[str] | None = None) -> None:
         elif type(exc).__name__ == "Abort":  # Ctrl-C at a prompt
             code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)
         else:
-            log = _crash_log(exc)
-            code = _report_error(ctx, "error.internal", t("error.internal", log=log,
-                                                          error=f"{type(exc).__name__}: {exc}"),
-                                 exitcodes.INTERNAL, log=log)
+            code = _internal(ctx, exc)
+    finally:
+        if scratch is not None:
+            sweep.release(scratch)
     sys.exit(code if isinstance(code, int) else exitcodes.OK)
+
+
+def _start_up() -> Path | None:
+    """Sweep what killed workbooks left, and give this one a temp folder of its own."""
+    with contextlib.suppress(OSError, i18n.WorkbookError):
+        sweep.sweep()
+    try:
+        return sweep.temp_root()
+    except OSError:
+        return None  # the temp folder is not writable: runs will say so when they need it
+
+
+def _internal(ctx: Context, exc: BaseException) -> int:
+    log = _crash_log(exc)
+    return _report_error(ctx, "error.internal", t("error.internal", log=log, error=f"{type(exc).__name__}: {exc}"),
+                         exitcodes.INTERNAL, log=log)

@@ -62,7 +62,8 @@ class GraphWorker:
         (self.dir / protocol.REQUEST).write_text(json.dumps(request))
         self.child = children.start([sys.executable, "-m", "workbook.worker", str(self.dir)],
                                     log=self.dir / protocol.LOG, env={"PYTHONUNBUFFERED": "1"},
-                                    cwd=settings.PACKAGE.parent)
+                                    cwd=settings.PACKAGE.parent, learner=True, scratch=self.dir,
+                                    reads=(graph_dir, kernels))
 
     def _limit(self) -> float:
         phase, _, since = protocol.read_phase(self.dir)
@@ -85,8 +86,9 @@ class GraphWorker:
                 return GraphRun("timeout", msg(key, seconds=int(limit)), seconds=outcome.seconds)
             result = protocol.read_result(self.dir)
             log = self.child.log_text()
-            if result is None:
-                return GraphRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds)
+            if result is None or outcome.limit is not None:
+                return GraphRun("crash", outcome.limit or _death(outcome.returncode, log), _tail(log),
+                                seconds=outcome.seconds)
             run = GraphRun(result["status"], output=result.get("message", ""), seconds=outcome.seconds,
                            graphs=result.get("graphs", []), device_name=result.get("device_name", ""))
             if run.status == "ok" and (self.dir / protocol.OUTPUTS_NPZ).exists():

@@ -13,8 +13,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import settings
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -55,6 +53,8 @@ class WorkbookError(Exception):
 
 
 def detect(explicit: str | None = None) -> str:
+    from . import settings  # settings raises WorkbookError: imported here, not at the top
+
     for value in (explicit, settings.language()):
         if value:
             return value.lower()[:2] if value.lower()[:2] in LANGUAGES else "en"

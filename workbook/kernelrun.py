@@ -125,7 +125,7 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
             child_env["WORKBOOK_SIM_STRETCH"] = f"{settings.sim_stretch():g}"
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
-        child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder)
+        child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder, learner=True)
         waited = limit if callable(limit) else ceiling + 5
         outcome = children.wait(child, waited, (lambda: tick(folder)) if tick else None,
                                 soft=None if mode == "gpu" else signal.SIGUSR1)
@@ -134,6 +134,8 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
             return KernelRun("cancelled", seconds=outcome.seconds), None
         result = protocol.read_result(folder)
         log = child.log_text()
+        if outcome.limit is not None:  # a resource limit stopped it: that, whatever it did next
+            return KernelRun("crash", outcome.limit, _tail(log), seconds=outcome.seconds), None
         got = KernelRun("ok", seconds=outcome.seconds)
         if result is not None:
             _read_details(folder, result, plan, cases, repeats, got, binary, symbolize)

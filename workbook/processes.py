@@ -14,7 +14,16 @@ through `Children.start`, and every way out stops them:
 
 Children run in process groups of their own, so a kill reaches everything a
 child started, and the terminal's Ctrl-C reaches only the workbook, which
-then stops them in order.
+then stops them in order. A process that leaves its group and its parent
+(`setsid sleep &`) is still found: the workbook is its children's subreaper
+(PR_SET_CHILD_SUBREAPER), so such an orphan becomes the workbook's own child,
+and each child's descendants carry a token in their environment that names
+the child they came from; the last thing before exiting kills whatever
+descendant is left.
+
+A child that runs learner code (`learner=True`: kernel launchers, graph
+workers) gets resource limits (workbook/limits.py), and, where the run has a
+sandbox (grading: workbook/sandbox.py), runs inside it.
 
 One rule keeps PR_SET_PDEATHSIG safe: it fires when the *thread* that started
 the child ends, so a child is always waited for by the thread that started it.
@@ -23,7 +32,10 @@ the child ends, so a child is always waited for by the thread that started it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import itertools
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -36,9 +48,17 @@ from pathlib import Path
 
 import psutil
 
+from . import limits as limits_
+from . import sandbox as sandbox_
+from .i18n import Msg
+
 POLL = 0.05
 SOFT_GRACE = 1.0  # seconds a child asked to stop has to say where it was
+WATCH_EVERY = 0.1  # seconds between looks at a learner child's memory and run folder
+TOKEN = "WORKBOOK_CHILD"  # in every child's environment: which child a process came from
 _ALL: weakref.WeakSet[Children] = weakref.WeakSet()
+_tokens = itertools.count(1)
+PR_SET_CHILD_SUBREAPER = 36
 
 
 class Cancelled(Exception):
@@ -47,28 +67,76 @@ class Cancelled(Exception):
 
 @dataclass
 class Outcome:
-    """How a wait ended: the exit code, or a time limit, or a cancel."""
+    """How a wait ended: the exit code (a signal as its negative, from a sandbox too), or a
+    time limit, or a cancel; and the resource limit that stopped a learner child, if one did."""
 
     returncode: int | None
     timed_out: bool = False
     cancelled: bool = False
     seconds: float = 0.0
+    limit: Msg | None = None
 
 
 class Child:
-    def __init__(self, proc: subprocess.Popen, log: Path | None):
+    def __init__(self, proc: subprocess.Popen, log: Path | None, token: str = "",
+                 limits: limits_.Limits | None = None, scratch: Path | None = None, sandboxed: bool = False):
         self.proc = proc
         self.log = log
+        self.token = token
+        self.limits = limits  # set for a child that runs learner code
+        self.scratch = scratch  # the folder it writes, watched for size
+        self.sandboxed = sandboxed
         self.started = time.monotonic()
+        self.peak = 0  # the most memory one of its processes was seen using
+        self.folder_full = False
+        self.children_peak = _children_peak()  # what reaped descendants had used, when it started
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
     def log_text(self, limit: int = 4000) -> str:
-        if self.log is None or not self.log.exists():
+        """The end of its log, read from the end (a log may be megabytes)."""
+        if self.log is None:
             return ""
-        return self.log.read_text(errors="replace")[-limit:]
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 4 * limit))
+                return f.read().decode("utf-8", errors="replace")[-limit:]
+        except OSError:
+            return ""
+
+    def returncode(self) -> int | None:
+        """Its exit code; a sandbox reports a death by signal N as 128 + N, told here as -N."""
+        code = self.proc.returncode
+        if self.sandboxed and code is not None and 128 < code < 128 + 65:
+            return -(code - 128)
+        return code
+
+    def watch(self) -> bool:
+        """Look at its memory and its run folder; False when the folder is past its limit."""
+        if self.limits is None:
+            return True
+        if self.limits.memory_mb:
+            self.peak = max(self.peak, limits_.peak_data(self.pid))
+        if self.limits.file_mb and self.scratch is not None:
+            cap = self.limits.folder_bytes
+            if limits_.folder_size(self.scratch, cap) > cap:
+                self.folder_full = True
+                return False
+        return True
+
+    def outcome(self, seconds: float) -> Outcome:
+        code = self.returncode()
+        peak = _children_peak()
+        if peak > self.children_peak:  # a descendant reaped meanwhile (this one, most likely) peaked higher
+            self.peak = max(self.peak, peak)
+        limit = None
+        if self.limits is not None:
+            size = self.log.stat().st_size if self.log is not None and self.log.exists() else 0
+            limit = self.limits.why_stopped(code, self.peak, self.log_text(), self.folder_full, size)
+        return Outcome(code, seconds=seconds, limit=limit)
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -78,9 +146,42 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
-def kill_tree(proc: subprocess.Popen, timeout: float = 5.0) -> None:
-    """Kill a child, its process group and everything it started, however deep,
-    then reap it. The child is stopped first, so it can start nothing new."""
+def _children_peak() -> int:
+    """The largest resident size any reaped descendant reached (the kernel keeps it, so a
+    child that grew and died between two looks is still seen)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+
+def _subreaper() -> None:
+    """Orphans of our children become ours, not init's: nothing escapes by leaving its parent."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _carrying(token: str) -> list[psutil.Process]:
+    """Our descendants whose environment names `token`: what one child started, wherever
+    it went (a process that left its group and was adopted by us is among them)."""
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if p.environ().get(TOKEN) == token:
+                found.append(p)
+    return found
+
+
+def _reap(procs: list[psutil.Process], owned: set[int]) -> None:
+    """Collect adopted orphans once they are dead (never a child a Popen waits for)."""
+    me = os.getpid()
+    for p in procs:
+        with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
+            if p.pid not in owned and p.ppid() == me:
+                p.wait(timeout=1)
+
+
+def kill_tree(proc: subprocess.Popen, timeout: float = 5.0, token: str = "") -> None:
+    """Kill a child, its process group and everything it started, however deep (and,
+    with its `token`, whatever it started that left the group), then reap it. The child
+    is stopped first, so it can start nothing new."""
     family = _descendants(proc.pid)
     for p in [psutil.Process(proc.pid)] if proc.poll() is None else []:
         with contextlib.suppress(psutil.Error):
@@ -88,6 +189,8 @@ def kill_tree(proc: subprocess.Popen, timeout: float = 5.0) -> None:
     family += [p for p in _descendants(proc.pid) if p not in family]
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+    strays = [p for p in _carrying(token) if p not in family and p.pid != proc.pid] if token else []
+    family += strays
     for p in family:
         with contextlib.suppress(psutil.Error):
             p.kill()
@@ -99,15 +202,20 @@ def kill_tree(proc: subprocess.Popen, timeout: float = 5.0) -> None:
     for p in family:
         with contextlib.suppress(psutil.Error):
             p.wait(timeout=max(0.0, deadline - time.monotonic()))
+    _reap(strays, {proc.pid})
 
 
 class Children:
     """The child processes of one run; `cancel()` (from any thread) stops them all."""
 
-    def __init__(self) -> None:
+    def __init__(self, sandbox: sandbox_.Sandbox | None = None, limits: limits_.Limits | None = None) -> None:
+        """`sandbox`: where learner children run (grading: workbook/sandbox.py);
+        `limits`: theirs (default: the settings', read when one starts)."""
         self._live: list[Child] = []
         self._lock = threading.Lock()
         self.cancelled = threading.Event()
+        self.sandbox = sandbox
+        self.limits = limits
         _ALL.add(self)
 
     def __enter__(self) -> Children:
@@ -117,21 +225,42 @@ class Children:
         self.kill_all()
 
     def start(self, argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
-              cwd: Path | None = None) -> Child:
-        """Start a program in a process group of its own, dying with this process."""
+              cwd: Path | None = None, learner: bool = False, scratch: Path | None = None,
+              reads: tuple[Path, ...] = ()) -> Child:
+        """Start a program in a process group of its own, dying with this process.
+
+        `learner`: it runs learner code, so it gets the resource limits, and runs in this
+        run's sandbox if it has one, writing only to `scratch` (default: `cwd`) and reading
+        `reads` besides what its command line names."""
         if self.cancelled.is_set():
             raise Cancelled()
+        _subreaper()
+        token = f"{os.getpid()}-{next(_tokens)}"
+        options: list[str] = []
+        limits = None
+        scratch = scratch or cwd
+        extra = dict(env or {})
+        if learner:
+            limits = self.limits or limits_.Limits.from_settings()
+            if self.sandbox is not None:
+                writes, seen = sandbox_.writable_and_readable(argv, scratch)
+                self.sandbox.prepare(writes)
+                argv = self.sandbox.wrap(argv, scratch=writes, reads=[*seen, *reads], cwd=cwd,
+                                         env={**extra, TOKEN: token})
+                extra = {}
+            else:
+                options = limits.options(processes=limits.processes_here())
         out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "workbook._exec", str(os.getpid()), *argv],
+                [sys.executable, "-m", "workbook._exec", str(os.getpid()), *options, "--", *argv],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env={**os.environ, **(env or {})}, cwd=str(cwd) if cwd else None, start_new_session=True,
+                env={**os.environ, **extra, TOKEN: token}, cwd=str(cwd) if cwd else None, start_new_session=True,
             )
         finally:
             if log:
                 out.close()
-        child = Child(proc, log)
+        child = Child(proc, log, token, limits, scratch if learner else None, learner and self.sandbox is not None)
         with self._lock:
             self._live.append(child)
         return child
@@ -139,9 +268,11 @@ class Children:
     def wait(self, child: Child, limit: Callable[[], float | None] | float | None = None,
              tick: Callable[[], None] | None = None, soft: int | None = None) -> Outcome:
         """Wait for a child; kill it past its time limit (`limit` may be a function,
-        asked again at each poll: the limit can depend on what the child is doing).
-        `soft`: a signal that asks the child to stop and say where it was, sent at the
-        limit; it is killed if it has not ended a moment later."""
+        asked again at each poll: the limit can depend on what the child is doing),
+        or, for learner code, past its run folder's size limit. `soft`: a signal that
+        asks the child to stop and say where it was, sent at the limit; it is killed if
+        it has not ended a moment later."""
+        looked = 0.0
         while child.proc.poll() is None:
             if self.cancelled.is_set():
                 self.kill(child)
@@ -155,6 +286,11 @@ class Children:
                         child.proc.wait(SOFT_GRACE)
                 self.kill(child)
                 return Outcome(child.proc.returncode, timed_out=True, seconds=time.monotonic() - child.started)
+            if time.monotonic() - looked > WATCH_EVERY:
+                looked = time.monotonic()
+                if not child.watch():
+                    self.kill(child)
+                    return child.outcome(time.monotonic() - child.started)
             if tick:
                 tick()
             time.sleep(POLL)
@@ -162,14 +298,16 @@ class Children:
         seconds = time.monotonic() - child.started
         if self.cancelled.is_set():  # killed by a cancel from another thread
             return Outcome(None, cancelled=True, seconds=seconds)
-        return Outcome(child.proc.returncode, seconds=seconds)
+        child.watch()  # a last look: what it wrote after the last one counts too
+        return child.outcome(seconds)
 
     def run(self, argv: list[str], *, timeout: float, log: Path, cwd: Path | None = None,
-            env: dict[str, str] | None = None, tick: Callable[[], None] | None = None) -> Outcome:
-        return self.wait(self.start(argv, log=log, cwd=cwd, env=env), timeout, tick)
+            env: dict[str, str] | None = None, tick: Callable[[], None] | None = None,
+            learner: bool = False) -> Outcome:
+        return self.wait(self.start(argv, log=log, cwd=cwd, env=env, learner=learner), timeout, tick)
 
     def kill(self, child: Child) -> None:
-        kill_tree(child.proc)
+        kill_tree(child.proc, token=child.token)
         with self._lock:
             if child in self._live:
                 self._live.remove(child)
@@ -191,9 +329,17 @@ class Children:
 
 
 def kill_everything() -> None:
-    """Every child of every run in this process (the last thing before exiting)."""
+    """Every child of every run in this process, and whatever they started that is still
+    here (one that left its group): the last thing before exiting."""
     for children in list(_ALL):
         children.cancel()
+    left = []
+    for p in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if TOKEN in p.environ():
+                p.kill()
+                left.append(p)
+    _reap(left, set())
 
 
 def _interrupt(signum, frame):  # noqa: ARG001 - the signal handler signature

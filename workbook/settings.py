@@ -14,6 +14,9 @@ its effect. The README's "Settings" table lists the same names.
 | WORKBOOK_LOAD_TIMEOUT         | 600 s                          | building one MAX graph                              |
 | WORKBOOK_RUN_TIMEOUT          | 60 s                           | running the kernels of one device                   |
 | WORKBOOK_SIM_STRETCH          | 5 s                            | one simulated thread between two barriers           |
+| WORKBOOK_MEMORY_LIMIT_MB      | 4096                           | memory of each process running learner code (0: off)|
+| WORKBOOK_FILE_LIMIT_MB        | 16                             | each file it writes, its printed output too (0: off)|
+| WORKBOOK_PROCESS_LIMIT        | 256 + 4 per CPU                | processes and threads it may have (0: off)          |
 | WORKBOOK_KEEP_SANITIZER_LOGS  | unset                          | a folder to copy compute-sanitizer's logs into      |
 | WORKBOOK_NO_PROGRESS=1, CI    | unset                          | no live progress display                            |
 | CUDA_HOME                     | /usr/local/cuda                | where compute-sanitizer is looked for               |
@@ -22,18 +25,39 @@ its effect. The README's "Settings" table lists the same names.
 
 from __future__ import annotations
 
+import math
 import os
+import re
+import tempfile
 from pathlib import Path
+
+from .i18n import WorkbookError, msg
 
 PACKAGE = Path(__file__).resolve().parent
 MOJO_SUPPORT = PACKAGE / "mojo"  # wbio.mojo and wbsim.mojo, compiled into every launcher
 
 
-def _seconds(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
+class SettingError(WorkbookError):
+    """An environment variable the workbook cannot use: bad input, named, with what it accepts."""
+
+
+def _number(name: str, default: float, *, whole: bool = False, positive: bool = True) -> float:
+    """A finite number from the environment; anything else is the user's to fix, not a crash."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
         return default
+    try:
+        value = int(raw) if whole else float(raw)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value < 0 or (positive and value == 0) or value > 10**9:
+        raise SettingError("settings.bad_number", name=name, value=raw[:40],
+                           accepts=msg("settings.whole_number" if whole else "settings.seconds"))
+    return value
+
+
+def _seconds(name: str, default: float) -> float:
+    return _number(name, default)
 
 
 def root() -> Path:
@@ -52,16 +76,57 @@ def logs_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Compiled artefacts: WORKBOOK_CACHE, else ~/.cache/workbook."""
+    """Compiled artefacts: WORKBOOK_CACHE, else ~/.cache/workbook. A home folder that is
+    missing or can't be written (a service account, HOME=/dev/null) falls back to a folder
+    of this user's own in the temp folder: the cache is only a cache. A WORKBOOK_CACHE that
+    can't be used is the user's to fix, and says so."""
     env = os.environ.get("WORKBOOK_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "workbook"
-    base.mkdir(parents=True, exist_ok=True)
-    return base
+    if env:
+        base = Path(env)
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingError("settings.bad_folder", name="WORKBOOK_CACHE", value=env, why=exc.strerror) from None
+        return base
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbook"
+        base.mkdir(parents=True, exist_ok=True)
+        if os.access(base, os.W_OK | os.X_OK):
+            return base
+    except (OSError, RuntimeError):  # RuntimeError: no home folder can be found at all
+        pass
+    return private_temp("workbook-cache")
+
+
+def system_temp() -> Path:
+    """The temp folder itself, not this command's own folder in it (workbook/sweep.py)."""
+    here = Path(tempfile.gettempdir())
+    return here.parent if here.name.startswith("workbook-run-") else here
+
+
+def private_temp(name: str) -> Path:
+    """<temp>/<name>-<uid>: a folder only this user owns (never one someone else put there)
+    that outlives the command."""
+    folder = system_temp() / f"{name}-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+        if folder.is_symlink() or info.st_uid != os.getuid():
+            raise OSError(f"{folder} belongs to someone else")
+    except OSError as exc:
+        raise SettingError("settings.bad_folder", name="TMPDIR", value=str(folder), why=str(exc)) from None
+    return folder
 
 
 def max_cache_dir() -> Path:
     """Where MAX keeps its compiled graphs (it manages this one itself)."""
-    return Path(os.environ.get("MODULAR_CACHE_DIR", Path.home() / ".cache" / "modular"))
+    env = os.environ.get("MODULAR_CACHE_DIR")
+    if env:
+        return Path(env)
+    try:
+        return Path.home() / ".cache" / "modular"
+    except RuntimeError:
+        return Path(tempfile.gettempdir()) / "modular"
 
 
 def language() -> str | None:
@@ -80,8 +145,15 @@ def no_gpu() -> bool:
     return os.environ.get("WORKBOOK_NO_GPU") == "1"
 
 
+# What an accelerator name looks like to the Mojo compiler (sm_90, sm_90a, nvidia:sm_80, gfx942, mi300x).
+TARGET = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,39}$")
+
+
 def gpu_target() -> str | None:
-    return os.environ.get("WORKBOOK_GPU_TARGET") or None
+    value = os.environ.get("WORKBOOK_GPU_TARGET", "").strip() or None
+    if value is not None and not TARGET.match(value):
+        raise SettingError("settings.bad_gpu_target", value=value[:40])
+    return value
 
 
 def compile_timeout() -> float:
@@ -107,6 +179,29 @@ def sim_watches() -> bool:
     """WORKBOOK_SIM_WATCH=0 builds the simulator without watching accesses: no findings
     but the barriers', no lines. Only for measuring what watching costs (benchmarks/)."""
     return os.environ.get("WORKBOOK_SIM_WATCH", "1") != "0"
+def memory_limit_mb() -> int:
+    """The memory each process running learner code may have (0: no limit)."""
+    return int(_number("WORKBOOK_MEMORY_LIMIT_MB", 4096, whole=True, positive=False))
+
+
+def file_limit_mb() -> int:
+    """The largest file a process running learner code may write, its printed output
+    included; a run folder may hold four times that in all (0: no limit)."""
+    return int(_number("WORKBOOK_FILE_LIMIT_MB", 16, whole=True, positive=False))
+
+
+def process_limit() -> int:
+    """Processes and threads a run of learner code may have at once (0: no limit). Threads
+    count too (the Mojo runtime starts one per core), hence the allowance per CPU."""
+    return int(_number("WORKBOOK_PROCESS_LIMIT", 256 + 4 * (os.cpu_count() or 1), whole=True, positive=False))
+
+
+def check_all() -> None:
+    """Read every setting once, up front: a bad value stops the command before anything
+    starts, with the variable's name, instead of failing halfway through a run."""
+    for read in (compile_timeout, load_timeout, run_timeout, memory_limit_mb, file_limit_mb, process_limit,
+                 gpu_target):
+        read()
 
 
 def keep_sanitizer_logs() -> Path | None:

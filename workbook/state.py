@@ -3,19 +3,32 @@
 Which puzzles passed (and on which devices), when, and how many hints were
 shown. Every progress question ("is it done?", "done without a GPU?", "what
 is next?") is answered here, from a `Progress` value views only draw. A
-corrupt or unreadable file is set aside and rebuilt: it never stops a command.
+corrupt or unreadable file is set aside and rebuilt, and an entry of the wrong
+shape is reset on its own: it never stops a command.
+
+Every change is a read, a change and a write under a file lock
+(.workbook/state-lock), so commands running at once (18 `hint`s, a
+`watch` and a `run`) each keep what they did. A change that can't be saved (a
+read-only .workbook/, a full disk) comes back as a message for the learner:
+the verdict it was about is still shown.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from enum import Enum
 
+import filelock
+
 from . import settings
+from .i18n import Msg, msg
 
 VERSION = 1
 
@@ -68,6 +81,7 @@ class PuzzleState:
 class State:
     puzzles: dict[str, PuzzleState] = field(default_factory=dict)
     warning: str = ""  # set when the file was corrupt and had to be rebuilt
+    repaired: list[str] = field(default_factory=list)  # puzzles whose entry had to be reset
 
     def of(self, puzzle_id: str) -> PuzzleState:
         return self.puzzles.setdefault(puzzle_id, PuzzleState())
@@ -91,17 +105,45 @@ def state_file():
     return settings.state_dir() / "state.json"
 
 
+def _entry(raw) -> PuzzleState | None:
+    """One puzzle's entry, each field checked: a field of the wrong type is reset (None:
+    the entry is not an object at all)."""
+    if not isinstance(raw, dict):
+        return None
+    entry = PuzzleState()
+    for f in fields(PuzzleState):
+        value = raw.get(f.name, getattr(entry, f.name))
+        if f.name == "hints_shown":
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**6
+        elif f.name == "devices":
+            ok = isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        elif f.name == "status":
+            ok = isinstance(value, str)
+        else:
+            ok = value is None or isinstance(value, str)
+        if ok:
+            setattr(entry, f.name, value)
+    return entry
+
+
 def load() -> State:
     path = state_file()
     if not path.exists():
         return State()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("version") != VERSION:
+        if not isinstance(data, dict) or data.get("version") != VERSION \
+                or not isinstance(data.get("puzzles", {}), dict):
             raise ValueError("unknown format")
-        puzzles = {pid: PuzzleState(**raw) for pid, raw in data.get("puzzles", {}).items()}
-        return State(puzzles)
-    except (OSError, ValueError, TypeError) as exc:
+        state = State()
+        for pid, raw in data.get("puzzles", {}).items():
+            entry = _entry(raw)
+            state.puzzles[pid] = entry or PuzzleState()
+            if entry is None or any(raw.get(f.name, getattr(entry, f.name)) != getattr(entry, f.name)
+                                    for f in fields(PuzzleState)):
+                state.repaired.append(pid)
+        return state
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
         aside = path.with_name(f"state.corrupt-{int(time.time())}.json")
         try:
             path.replace(aside)
@@ -117,23 +159,61 @@ def save(state: State) -> None:
     folder = settings.state_dir()
     folder.mkdir(parents=True, exist_ok=True)
     data = {"version": VERSION, "puzzles": {pid: vars(ps) for pid, ps in sorted(state.puzzles.items())}}
-    tmp = folder / f"state.json.tmp{os.getpid()}"
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(state_file())
+    tmp = folder / f"state.json.tmp{os.getpid()}-{threading.get_ident()}"
+    try:
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(state_file())
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
-def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> None:
-    """Record a verdict on the learner's own files. The file is read again right
-    before writing, so what another command saved meanwhile (a hint count) is kept."""
-    current = load()
-    ps = current.of(puzzle_id)
-    ps.status, ps.devices, ps.last_run = status, devices, now()
-    if status == "pass":
-        ps.passed_at = ps.last_run
-    save(current)
+LOCK_WAIT = 20.0  # seconds to wait for another command's change
+LOCK_FILE = "state-lock"  # beside state.json
 
 
-def count_hint(puzzle_id: str, shown: int) -> None:
-    current = load()
-    current.of(puzzle_id).hints_shown = shown
-    save(current)
+def change(edit: Callable[[State], None]) -> Msg | None:
+    """Read the state, `edit` it, write it back, all under the lock; None when it was saved,
+    else why not (the learner's verdict or hint still stands, only its record is missing)."""
+    folder = settings.state_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):  # a read-only .workbook/: no lock file either
+            raise PermissionError(13, "read-only", str(folder))
+        with filelock.FileLock(str(folder / LOCK_FILE), timeout=LOCK_WAIT):
+            current = load()
+            edit(current)
+            save(current)
+    except filelock.Timeout:
+        return msg("state.not_saved", why=msg("state.locked", seconds=int(LOCK_WAIT)))
+    except OSError as exc:
+        return msg("state.not_saved", why=f"{exc.strerror or exc} ({exc.filename or folder})")
+    return None
+
+
+def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> Msg | None:
+    """Record a verdict on the learner's own files (what another command saved meanwhile,
+    a hint count, is kept)."""
+    def edit(current: State) -> None:
+        ps = current.of(puzzle_id)
+        ps.status, ps.devices, ps.last_run = status, devices, now()
+        if status == "pass":
+            ps.passed_at = ps.last_run
+
+    return change(edit)
+
+
+def show_hints(puzzle_id: str, total: int, everything: bool) -> tuple[int, Msg | None]:
+    """Count the hints shown: the next one (or all). Returns how many the learner has now
+    seen (the one to show is the last of them) and why that could not be saved, if not."""
+    seen: list[int] = []
+
+    def edit(current: State) -> None:
+        ps = current.of(puzzle_id)
+        ps.hints_shown = total if everything else min(ps.hints_shown + 1, total)
+        seen.append(ps.hints_shown)
+
+    problem = change(edit)
+    if not seen:  # not saved: what it would have been, from the file as it is
+        with contextlib.suppress(OSError):
+            edit(load())
+    return (seen[-1] if seen else 1), problem

@@ -22,8 +22,9 @@ from typing import IO
 
 from rich.console import Console
 
-from . import build, catalog, engine, report, state
+from . import build, catalog, engine, learner, report, state
 from .commands.common import Context
+from .commands.run import target_problem
 from .i18n import WorkbookError, pick, t
 from .processes import Cancelled, Children
 from .results import PASSING, PuzzleResult
@@ -100,8 +101,10 @@ class Watcher:
 
         def work() -> None:
             try:
+                learner.require(puzzle)  # a file saved as a folder, a link, or not text: said, and watched on
                 result = self.check(puzzle, options, events=lambda e: self.events.put((number, "event", e)),
                                     children=children)
+                target_problem(result)
                 self.events.put((number, "done", result))
             except Cancelled:
                 self.events.put((number, "cancelled", None))
@@ -152,8 +155,8 @@ class Watcher:
 
     def _remember(self, result: PuzzleResult) -> None:
         if self.options.records_progress and not self.part:  # the part is chosen here, not in options
-            state.remember(result.id, result.status.value,
-                           {d: s.value for d, s in result.device_statuses().items()})
+            self.ctx.warn(state.remember(result.id, result.status.value,
+                                         {d: s.value for d, s in result.device_statuses().items()}))
 
     def redraw(self, result: PuzzleResult, partial: bool = False) -> None:
         self.out.clear()

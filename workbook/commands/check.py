@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import catalog, engine, exitcodes, report
+from .. import catalog, engine, exitcodes, report, settings
 from ..i18n import WorkbookError, t
 from ..results import PASSING, Status, document, to_dict
 from .common import Context, load_state, require_learner_files, resolve, title
@@ -14,8 +14,11 @@ def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bo
          devices: list[str] | None = None) -> int:
     if every == bool(puzzles):
         raise WorkbookError("check.need_ids")
+    settings.check_all()
     chosen_devices = check_devices(devices)
     targets = [(p, None) for p in catalog.all_puzzles()] if every else [resolve(pid) for pid in puzzles]
+    if not targets:  # a grade of nothing is no pass: a deleted folder must not drop out silently
+        raise WorkbookError("check.no_puzzles", folder=str(catalog.root() / "puzzles"))
     if not solutions:
         for puzzle, _ in targets:
             require_learner_files(puzzle)

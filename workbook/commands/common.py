@@ -7,27 +7,42 @@ an exit code; errors are raised as WorkbookError and rendered in one place
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from .. import catalog, state
-from ..i18n import WorkbookError, pick, t
+from .. import catalog, learner, state, terminal
+from ..i18n import Msg, WorkbookError, msg, pick
 
 
 @dataclass
 class Context:
-    """Where a command prints, and how."""
+    """Where a command prints, and how. Both consoles show what a puzzle or a learner's
+    program says as text, never as terminal control sequences (workbook/terminal.py)."""
 
-    out: Console = field(default_factory=lambda: Console(highlight=False))
-    err: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
+    out: Console = field(default_factory=lambda: terminal.console())
+    err: Console = field(default_factory=lambda: terminal.console(stderr=True))
     as_json: bool = False
+    lines: bool = False  # JSON Lines (grade): every document, an error too, on one line of its own
+    warnings: list[Msg] = field(default_factory=list)  # said on the way, and in the JSON document
 
     def json(self, document: dict) -> None:
-        print(json.dumps(document, indent=2, ensure_ascii=False), file=self.out.file)
+        if self.warnings and "warnings" not in document:
+            document["warnings"] = [{"key": w.key, "text": w.text("en")} for w in self.warnings]
+        text = terminal.json_text(document, self.out.file, indent=None if self.lines else 2)
+        print(text, file=self.out.file, flush=True)
+
+    def warn(self, message: Msg | None) -> None:
+        """Something the learner should know that does not change the verdict (progress not saved)."""
+        if message is None:
+            return
+        self.warnings.append(message)
+        if not self.as_json:
+            self.err.print(Text(message.text(), style="yellow"))
 
 
 def resolve(text: str) -> tuple[catalog.Puzzle, str | None]:
@@ -40,12 +55,9 @@ def resolve(text: str) -> tuple[catalog.Puzzle, str | None]:
 
 
 def require_learner_files(puzzle: catalog.Puzzle) -> None:
-    """A learner file deleted by mistake is bad input with a way out, not a crash."""
-    missing = [f for f in puzzle.learner_files() if not f.exists()]
-    if missing:
-        from ..backups import relative
-
-        raise WorkbookError("error.missing_file", file=relative(missing[0]), id=puzzle.id)
+    """A learner file deleted by mistake, turned into a folder or a link, or not text is bad
+    input with a way out, not a crash (workbook/learner.py says what is accepted)."""
+    learner.require(puzzle)
 
 
 def title(puzzle: catalog.Puzzle) -> str:
@@ -55,16 +67,33 @@ def title(puzzle: catalog.Puzzle) -> str:
 def load_state(ctx: Context) -> state.State:
     current = state.load()
     if current.warning:
-        ctx.err.print(f"[yellow]{t('state.rebuilt', why=current.warning)}[/]")
+        ctx.warn(msg("state.rebuilt", why=current.warning))
+    if current.repaired:
+        ctx.warn(msg("state.repaired", ids=", ".join(sorted(current.repaired))))
     return current
 
 
 def confirm(ctx: Context, question: str, yes: bool) -> bool:
     """Ask before doing something a learner may regret; --yes answers for them.
-    With no terminal to ask, the answer is no."""
+    With no terminal to ask, nothing is done, and the command fails saying why (a script
+    that left out --yes must not go on as if it had worked)."""
     if yes:
         return True
     if not sys.stdin.isatty():
-        ctx.err.print(t("prompt.no_tty"))
-        return False
+        raise WorkbookError("prompt.no_tty")
     return typer.confirm(question, default=False)
+
+
+def replace_files(puzzle: catalog.Puzzle, contents: dict[str, str | bytes], reason: str):
+    """Replace learner files after a backup (workbook/backups.py), turning what stops it into
+    a message that says exactly what changed: nothing, or which files (and where the backup is)."""
+    from .. import backups
+
+    try:
+        return backups.write_files(puzzle, contents, reason)
+    except backups.PartlyWritten as exc:
+        raise WorkbookError("files.partly_written", written=", ".join(exc.written) or "-", failed=exc.failed,
+                            why=exc.strerror or str(exc.cause), backup=exc.backup.id) from None
+    except OSError as exc:
+        raise WorkbookError("files.cannot_write", file=learner.shown(Path(exc.filename)) if exc.filename else "-",
+                            why=exc.strerror or str(exc)) from None

@@ -13,8 +13,20 @@ from ..results import document
 from .common import Context
 
 
+def _setting(read, problems: list[str]) -> str:
+    """A setting's value for the table; a bad one is a problem to fix, not a failed doctor."""
+    try:
+        return str(read())
+    except settings.SettingError as exc:
+        if exc.msg.text() not in problems:
+            problems.append(exc.msg.text())
+        return "?"
+
+
 def main(ctx: Context) -> int:
     problems: list[str] = []
+    _setting(settings.check_all, problems)
+    target = _setting(toolchain.gpu_target, problems)
     rows: list[tuple[str, str]] = [(t("doctor.python"), sys.version.split()[0] + f"  ({sys.executable})")]
     mojo = toolchain.mojo_binary()
     # The compiler says its own version (its wheel may be installed without the `mojo` wrapper).
@@ -33,10 +45,10 @@ def main(ctx: Context) -> int:
         cc = f"{gpu.compute_capability}" if gpu.compute_capability else "?"
         rows.append((t("doctor.gpu"), t("doctor.gpu_found", name=gpu.name, cc=cc, driver=gpu.driver)))
     else:
-        rows.append((t("doctor.gpu"), t("doctor.gpu_none", target=toolchain.gpu_target())))
+        rows.append((t("doctor.gpu"), t("doctor.gpu_none", target=target)))
         if shutil.which("nvidia-smi") and not settings.no_gpu():
             problems.append(t("doctor.fix_gpu"))
-    rows.append((t("doctor.target"), toolchain.gpu_target()))
+    rows.append((t("doctor.target"), target))
     rows.append((t("doctor.sim"), t("doctor.sim_what")))
     # The simulator's launcher is compiled by Mojo, then linked by the workbook with the C
     # compiler Mojo itself links with, against Mojo's runtime libraries; lines come from
@@ -49,7 +61,7 @@ def main(ctx: Context) -> int:
         rows.append((label, str(found or t("doctor.missing"))))
         if found is None and fix:
             problems.append(t(fix))
-    rows.append((t("doctor.cache"), str(settings.cache_dir())))
+    rows.append((t("doctor.cache"), _setting(settings.cache_dir, problems)))
     rows.append((t("doctor.max_cache"), str(settings.max_cache_dir())))
     rows.append((t("doctor.root"), str(settings.root())))
     rows.append(("compute-sanitizer", str(sanitizer.locate() or t("doctor.missing"))))
@@ -65,7 +77,7 @@ def main(ctx: Context) -> int:
     except catalog.CatalogError as exc:
         problems.append(exc.msg.text())
     if ctx.as_json:
-        ctx.json(document(versions=versions, gpu=gpu.name if gpu else None, target=toolchain.gpu_target(),
+        ctx.json(document(versions=versions, gpu=gpu.name if gpu else None, target=target,
                           sanitizer=str(sanitizer.locate() or ""), gated=gated, problems=problems,
                           ok=not problems))
         return exitcodes.TOOLCHAIN if problems else exitcodes.OK

@@ -19,19 +19,14 @@ def main(ctx: Context, *, puzzle: str, show_all: bool = False, part: str | None 
     if not hints:
         ctx.out.print(t("hint.none", id=chosen.id))
         return exitcodes.OK
-    seen = load_state(ctx).of(chosen.id).hints_shown
-    if show_all:
-        picked = list(enumerate(hints, 1))
-        seen = len(hints)
-    else:
-        index = min(seen, len(hints) - 1)
-        picked = [(index + 1, hints[index])]
-        seen = min(seen + 1, len(hints))
-    state.count_hint(chosen.id, seen)
+    load_state(ctx)  # says once if the progress file had to be rebuilt or repaired
+    seen, problem = state.show_hints(chosen.id, len(hints), show_all)
+    picked = list(enumerate(hints, 1)) if show_all else [(seen, hints[seen - 1])]
     for number, h in picked:
         label = t("hint.title", n=number, total=len(hints)) + (f" · {h['part']}" if h.get("part") else "")
         ctx.out.print(Panel(Markdown(pick(h)), title=label, title_align="left", border_style="yellow"))
     if not show_all:
         left = len(hints) - seen
         ctx.out.print(t("hint.more", n=left, id=chosen.id) if left else t("hint.last", id=chosen.id), style="dim")
+    ctx.warn(problem)
     return exitcodes.OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import backups, exitcodes, skeleton
 from ..i18n import t
-from .common import Context, confirm, resolve
+from .common import Context, confirm, replace_files, resolve
 
 
 def main(ctx: Context, *, puzzle: str, yes: bool = False) -> int:
@@ -13,6 +13,6 @@ def main(ctx: Context, *, puzzle: str, yes: bool = False) -> int:
         ctx.out.print(t("reset.cancelled"))
         return exitcodes.OK
     fresh = {name: skeleton.skeleton_of(path) for name, path in zip(chosen.edit, chosen.solution_files())}
-    backup = backups.write_files(chosen, fresh, "reset")
+    backup = replace_files(chosen, fresh, "reset")
     ctx.out.print(t("reset.done", id=chosen.id, backup=backups.relative(backup.dir)))
     return exitcodes.OK

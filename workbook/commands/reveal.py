@@ -7,16 +7,28 @@ import difflib
 
 from rich.syntax import Syntax
 
-from .. import backups, exitcodes, skeleton
+from .. import backups, exitcodes, learner, skeleton
 from ..i18n import WorkbookError, t
-from .common import Context, confirm, resolve
+from .common import Context, confirm, replace_files, resolve
 
 
 def solution_text(path) -> str:
     try:
-        return skeleton.clean_solution(path.read_text(encoding="utf-8"))
-    except OSError:
+        return skeleton.clean_solution(learner.read_bytes(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError):
         raise WorkbookError("reveal.missing", path=backups.relative(path)) from None
+
+
+def yours(path, folder) -> str:
+    """The learner's file as text for the diff; a link, a folder or a missing file is no
+    text of theirs (never read through a link: it may point anywhere)."""
+    found = learner.problem(path, folder)
+    if found is not None and found[0] not in ("learner.binary", "learner.not_utf8"):
+        return ""
+    try:
+        return learner.read_bytes(path).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def main(ctx: Context, *, puzzle: str, yes: bool = False, apply: bool = False) -> int:
@@ -25,17 +37,17 @@ def main(ctx: Context, *, puzzle: str, yes: bool = False, apply: bool = False) -
         ctx.out.print(t("reveal.cancelled"))
         return exitcodes.OK
     solutions = {name: solution_text(path) for name, path in zip(chosen.edit, chosen.solution_files())}
-    for name, learner in zip(chosen.edit, chosen.learner_files()):
+    for name, learner_file in zip(chosen.edit, chosen.learner_files()):
         lexer = "python" if name.endswith(".py") else "mojo"
-        ctx.out.rule(t("reveal.solution_of", file=backups.relative(learner)))
+        ctx.out.rule(t("reveal.solution_of", file=backups.relative(learner_file)))
         ctx.out.print(Syntax(solutions[name], lexer, line_numbers=True, theme="ansi_dark", word_wrap=True))
-        mine = learner.read_text(encoding="utf-8") if learner.exists() else ""
+        mine = yours(learner_file, chosen.dir)
         diff = "".join(difflib.unified_diff(mine.splitlines(True), solutions[name].splitlines(True),
                                             t("reveal.yours"), t("reveal.solution")))
         ctx.out.rule(t("reveal.diff_of", file=name))
         ctx.out.print(Syntax(diff, "diff", theme="ansi_dark") if diff else t("reveal.same"))
     if apply:
-        backup = backups.write_files(chosen, solutions, "reveal-apply")
+        backup = replace_files(chosen, solutions, "reveal-apply")
         ctx.out.print(t("reveal.applied", backup=backups.relative(backup.dir)))
     else:
         ctx.out.print(t("reveal.not_applied", id=chosen.id), style="dim")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import catalog, engine, exitcodes, progress, report, state
+from .. import catalog, engine, exitcodes, progress, report, settings, state
 from ..i18n import WorkbookError, t
 from ..results import PASSING, Status, document, to_dict
 from .common import Context, load_state, require_learner_files, resolve, title
@@ -21,14 +21,30 @@ def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options):
     with progress.LiveProgress(ctx.out, t("run.building", id=puzzle.id),
                                progress.wanted(ctx.out, ctx.as_json)) as live:
         result = engine.check_puzzle(puzzle, options, events=live)
+    target_problem(result)
     if options.records_progress:
-        state.remember(puzzle.id, result.status.value, {d: s.value for d, s in result.device_statuses().items()})
+        ctx.warn(state.remember(puzzle.id, result.status.value,
+                                {d: s.value for d, s in result.device_statuses().items()}))
     return result
+
+
+def target_problem(result) -> None:
+    """A GPU target the compiler does not know is a setting to fix, not the learner's code:
+    WORKBOOK_GPU_TARGET is checked for its shape up front, and for its name here, where the
+    compiler has said it does not support it."""
+    wanted = settings.gpu_target()
+    if wanted is None or result.status != Status.COMPILE_ERROR:
+        return
+    said = " ".join([d.message for d in result.diagnostics] + [n for d in result.diagnostics for n in d.notes]
+                    + [result.compiler_output])
+    if f"'{wanted}' is not supported" in said or f"GPU architecture '{wanted}'" in said:
+        raise WorkbookError("settings.bad_gpu_target", value=wanted)
 
 
 def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, solutions: bool = False,
          seed: int | None = None, sanitize: bool | None = None, quick: bool = False,
          devices: list[str] | None = None) -> int:
+    settings.check_all()
     chosen_devices = check_devices(devices)
     if puzzle is None:
         found = load_state(ctx).next_pending(catalog.all_puzzles())

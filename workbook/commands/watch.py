@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import engine, exitcodes
+from .. import engine, exitcodes, settings
 from ..i18n import t
 from ..watch import TerminalKeys, Watcher
 from .common import Context, resolve
@@ -12,6 +12,7 @@ def main(ctx: Context, *, puzzle: str | None = None, sanitize: bool | None = Non
          devices: list[str] | None = None, quick: bool = False) -> int:
     from .run import check_devices
 
+    settings.check_all()
     if puzzle is not None:
         resolve(puzzle)  # an unknown id is exit 2 with the closest ids, before anything starts
     options = engine.Options(sanitize=engine.sanitize_mode(sanitize), devices=check_devices(devices), quick=quick)

@@ -1,0 +1,111 @@
+"""Issue 17, item 7: `kill -9` leaves temp and staging folders; the next workbook sweeps
+those whose process is gone, and never a live one's (nor a learner's own file)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import REPO
+
+from workbook import cli
+
+DATA = Path(__file__).parent / "data"
+
+
+def ended_pid() -> int:
+    """The pid of a process that has ended (and no other has taken yet, most likely)."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
+def started_ms(pid: int) -> int:
+    return int(psutil.Process(pid).create_time() * 1000)
+
+
+def test_start_up_sweeps_what_ended_workbooks_left(root, capsys, monkeypatch, tmp_path):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("WORKBOOK_CACHE", str(cache))
+    temp = Path(tempfile.gettempdir())
+    dead = ended_pid()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        build = cache / "build"
+        launch = build / "p01-fedcba9876543210" / "launch" / "0011223344556677"
+        gone_folders = [temp / f"workbook-run-{dead}-1700000000000",
+                        temp / f"workbook-run-{live.pid}-1000",  # a pid used again by a later process
+                        build / f"p01-0123456789abcdef.tmp{dead}-1", build / f"p01-0123456789abcdef.gone{dead}-2",
+                        launch / f".tmp{dead}-3", cache / "py" / f"p18-0123456789abcdef.tmp{dead}-5"]
+        gone_files = [launch / f".launch_host.mojo.{dead}-4", root / ".workbook" / f"state.json.tmp{dead}-6",
+                      root / "puzzles" / "p01" / f".map.mojo.workbook-{dead}-7.tmp"]
+        kept_folders = [temp / f"workbook-run-{live.pid}-{started_ms(live.pid)}",
+                        build / f"p01-0123456789abcdef.tmp{live.pid}-1"]
+        kept_files = [launch / "host", root / "puzzles" / "p01" / f".map.mojo.{dead}-7",  # a learner's own
+                      root / "puzzles" / "p01" / "map.mojo"]
+        for folder in gone_folders + kept_folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "inside").write_text("x")
+        for file in gone_files + kept_files:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            if not file.exists():
+                file.write_text("x")
+        gone, kept = gone_folders + gone_files, kept_folders + kept_files
+        code, _, err = invoke(capsys, "list")
+        assert code == 0, err
+        assert [p for p in gone if p.exists()] == []
+        assert [p for p in kept if not p.exists()] == []
+    finally:
+        live.kill()
+        live.wait()
+        for leftover in temp.glob(f"workbook-run-{live.pid}-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def invoke(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(list(args))
+    out, err = capsys.readouterr()
+    return exited.value.code, out, err
+
+
+def test_a_command_leaves_no_temp_folder(root, capsys):
+    before = set(Path(tempfile.gettempdir()).glob("workbook-run-*"))
+    assert invoke(capsys, "list")[0] == 0
+    assert set(Path(tempfile.gettempdir()).glob("workbook-run-*")) <= before
+
+
+@pytest.mark.slow
+def test_a_workbook_killed_with_sigkill_is_swept_by_the_next(root):
+    """The real thing: `workbook run` on a kernel that never ends, killed with SIGKILL."""
+    shutil.copyfile(DATA / "endless" / "map.mojo", root / "puzzles/p01/map.mojo")
+    env = {**os.environ, "WORKBOOK_ROOT": str(root), "WORKBOOK_RUN_TIMEOUT": "300", "PYTHONPATH": str(REPO)}
+    run = subprocess.Popen([sys.executable, "-m", "workbook", "run", "p01", "--quick", "--device", "sim"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
+    temp = Path(tempfile.gettempdir())
+    deadline = time.monotonic() + 120
+    mine: list[Path] = []
+    while time.monotonic() < deadline:  # its run folder exists once the launcher runs
+        mine = list(temp.glob(f"workbook-run-{run.pid}-*/workbook-p01-sim-*"))
+        if mine:
+            break
+        time.sleep(0.1)
+    assert mine, "the launcher never started"
+    family = psutil.Process(run.pid).children(recursive=True)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    for p in family:  # its children die with it (PR_SET_PDEATHSIG)
+        with contextlib.suppress(psutil.Error):
+            p.wait(timeout=10)
+    assert mine[0].exists()  # left behind: nothing ran to remove it
+    listed = subprocess.run([sys.executable, "-m", "workbook", "list"], env=env, cwd=REPO, capture_output=True)
+    assert listed.returncode == 0
+    assert not mine[0].parent.exists()

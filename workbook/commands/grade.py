@@ -1,0 +1,81 @@
+"""`workbook grade SUBMISSION...`: grade submitted work without trusting it (workbook/grading.py).
+
+One line of JSON per submission under --json (a class can be fanned out over
+a job runner and the lines concatenated), else a summary table per submission.
+Exit 0 when every submission passes every puzzle, 1 when one does not, 2 for a
+submission that is not a folder, 3 when no sandbox can start and
+--unsandboxed was not given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+
+from .. import catalog, engine, exitcodes, grading, report, sandbox, settings
+from ..i18n import WorkbookError, pick, t
+from ..processes import Children
+from ..results import PASSING, document, to_dict
+from .common import Context
+from .run import check_devices
+
+
+def _line(found: grading.Grade, seed: int | None) -> dict:
+    if found.error is not None:
+        return document(submission=found.submission, error={"key": found.error.key, "message": found.error.text("en"),
+                                                            "exit_code": exitcodes.BAD_INPUT})
+    puzzles = []
+    for result in found.puzzles:
+        data = to_dict(result)
+        data["files"] = found.taken.get(result.id, {})
+        puzzles.append(data)
+    return document(submission=found.submission, sandbox=found.sandbox, seed=seed, puzzles=puzzles,
+                    summary={"passed": found.passed, "failed": len(found.puzzles) - found.passed,
+                             "total": len(found.puzzles), "ok": found.ok}, seconds=round(found.seconds, 1))
+
+
+def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxed: bool = False,
+         seed: int | None = None, devices: list[str] | None = None) -> int:
+    if not submissions:
+        raise WorkbookError("grade.need_submissions")
+    settings.check_all()
+    base = grading.definitions()
+    ids = grading.expected(base, puzzles)
+    if unsandboxed:
+        box, where = None, t("grade.unsandboxed")
+        if not ctx.as_json:
+            ctx.err.print(Text(t("grade.unsandboxed_warning"), style="bold yellow"))
+    else:
+        problem = sandbox.probe()
+        if problem is not None:
+            raise WorkbookError(problem.key, exit_code=exitcodes.TOOLCHAIN, **problem.values)
+        box = sandbox.Sandbox.create()
+        where = box.describe()
+    options = engine.Options(seed=seed, devices=check_devices(devices))
+    worst = exitcodes.OK
+    titles = {p: pick(catalog.load(p, base).title) for p in ids}
+    for raw in submissions:
+        def each(pid: str, raw: str = raw) -> None:
+            if not ctx.as_json:
+                ctx.err.print(Text(t("grade.grading", submission=raw, id=pid), style="dim"))
+
+        found = grading.grade(Path(raw), ids, base, make_children=lambda: Children(sandbox=box), options=options,
+                              sandbox=where, each=each)
+        if found.error is not None:
+            worst = max(worst, exitcodes.BAD_INPUT)
+        elif not found.ok:
+            worst = max(worst, exitcodes.FAILED)
+        if ctx.as_json:
+            ctx.json(_line(found, seed))
+            continue
+        ctx.out.rule(Text(raw), align="left")
+        if found.error is not None:
+            ctx.out.print(Text(found.error.text(), style="bold red"))
+            continue
+        ctx.out.print(report.summary_table(found.puzzles, titles))
+        for result in found.puzzles:
+            if result.problem is not None and result.status not in PASSING:
+                ctx.out.print(Text(f"  {result.id}: {result.problem.text()}", style="red"))
+        ctx.out.print(t("grade.summary", passed=found.passed, total=len(found.puzzles), sandbox=found.sandbox))
+    return worst

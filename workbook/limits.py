@@ -1,0 +1,134 @@
+"""Resource limits on every process that runs learner code (kernel launchers, graph workers).
+
+A time limit alone let a kernel take 5.4 GB of memory, or print 79 MB into
+its log and pass. So each such process also gets, through setrlimit (set by
+workbook/_exec.py just before it becomes the program, so the limits hold for
+everything it starts):
+
+- memory (RLIMIT_DATA: what a process can write into; not its address space,
+  which the Mojo runtime and a GPU driver reserve by the gigabyte and never use);
+- the size of each file it writes (RLIMIT_FSIZE), its printed output included:
+  past it the process is stopped by SIGXFSZ; and its run folder in all (four
+  times that, watched by the parent, which stops it past that);
+- processes and threads (RLIMIT_NPROC). The kernel counts them per user, so in
+  an ordinary run the limit is what this user runs now plus the allowance (and
+  root, whom the kernel exempts, gets none); in grading's sandbox the count
+  starts afresh (workbook/sandbox.py);
+- no core files.
+
+The Mojo compiler is not limited: it runs no learner code, and needs more.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from . import settings
+from .i18n import Msg, msg
+
+MB = 1 << 20
+# What a program says when an allocation fails (Mojo's runtime, C++, Python, the CUDA driver).
+OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|MemoryError|Cannot allocate memory|OUT_OF_MEMORY|ENOMEM",
+                           re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 0  # 0: none
+    file_mb: int = 0
+    processes: int = 0
+
+    @classmethod
+    def from_settings(cls) -> Limits:
+        return cls(settings.memory_limit_mb(), settings.file_limit_mb(), settings.process_limit())
+
+    @property
+    def folder_bytes(self) -> int:
+        """What a run folder may hold in all."""
+        return 4 * self.file_mb * MB
+
+    def options(self, *, processes: int | None) -> list[str]:
+        """The `_exec` options that set these limits; `processes` is the process limit to
+        set (None: none, where the kernel would not count it usefully)."""
+        found = ["--rlimit=core:0"]
+        if self.memory_mb:
+            found.append(f"--rlimit=data:{self.memory_mb * MB}")
+        if self.file_mb:
+            found.append(f"--rlimit=fsize:{self.file_mb * MB}")
+        if processes:
+            found.append(f"--rlimit=nproc:{processes}")
+        return found
+
+    def processes_here(self) -> int | None:
+        """The process limit for an ordinary (unsandboxed) run: the kernel counts every
+        process and thread of this user, so it is what runs now plus the allowance."""
+        if not self.processes or os.getuid() == 0:
+            return None
+        return tasks_of(os.getuid()) + self.processes
+
+    def why_stopped(self, returncode: int | None, peak_bytes: int, log: str, folder_full: bool,
+                    log_bytes: int = 0) -> Msg | None:
+        """The limit a dead child ran into, if one explains its death: the learner reads
+        that, not just a signal number. (A program that ignores SIGXFSZ, as Python does,
+        gets an error writing instead, and its log ends at the limit.)"""
+        at_limit = bool(self.file_mb) and log_bytes >= self.file_mb * MB
+        if folder_full or at_limit or returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
+            return msg("limits.file", mb=self.file_mb)
+        if returncode in (0, None) or not self.memory_mb:
+            return None
+        if peak_bytes >= 0.8 * self.memory_mb * MB or OUT_OF_MEMORY.search(log[-4000:]):
+            return msg("limits.memory", mb=self.memory_mb)
+        return None
+
+
+def tasks_of(uid: int) -> int:
+    """Processes and threads this user has now (what RLIMIT_NPROC counts)."""
+    total = 0
+    for proc in psutil.process_iter(["uids", "num_threads"]):
+        info = proc.info
+        if info.get("uids") and info["uids"].real == uid:
+            total += info.get("num_threads") or 1
+    return total
+
+
+def peak_data(pid: int) -> int:
+    """The most memory (VmData) one process of a child's tree uses now."""
+    try:
+        root = psutil.Process(pid)
+        family = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    peak = 0
+    for proc in family:
+        try:
+            peak = max(peak, proc.memory_info().data)
+        except psutil.Error:
+            continue
+    return peak
+
+
+def folder_size(folder: Path, stop_at: int) -> int:
+    """Bytes under a folder, counted until `stop_at` is passed (a folder of a million files
+    costs no more than it must)."""
+    total = 0
+    pending = [folder]
+    while pending and total <= stop_at:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(Path(entry.path))
+                        elif entry.is_file(follow_symlinks=False):
+                            total += entry.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total
