@@ -66,6 +66,14 @@ def root() -> Path:
     return Path(env).resolve() if env else PACKAGE.parent
 
 
+def shown(path: Path) -> str:
+    """A path as the learner knows it: relative to the workbook folder where it lies in it."""
+    try:
+        return str(path.relative_to(root()))
+    except ValueError:
+        return str(path)
+
+
 def state_dir() -> Path:
     """The learner's progress, backups and logs: <root>/.workbook."""
     return root() / ".workbook"

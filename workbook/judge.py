@@ -1,0 +1,193 @@
+"""Judging what a run left: a DeviceResult per part and device.
+
+The outputs of every case against the reference (compare.py), the repeats
+against each other, the simulator's findings in the learner's terms
+(simfindings.py), who wrote what (the pictures), what every thread read and
+wrote, and the part's access budgets.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import compare, kernelrun, launcher, settings, simfindings
+from .catalog import Part
+from .i18n import Msg, msg
+from .results import CaseResult, DeviceResult, Finding, LaunchAccess, Picture, Status
+
+if TYPE_CHECKING:
+    from .engine import Check
+
+
+def device_result(device: str, status: Status, key: str, **values) -> DeviceResult:
+    """A device's result that is only a status and the reason for it."""
+    result = DeviceResult(device, status)
+    result.explain(key, **values)
+    return result
+
+
+def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, orders: bool) -> DeviceResult:
+    name = {"cpu": "CPU", "sim": "simulator"}.get(device, "GPU")
+    if raw.status in ("crash", "timeout"):
+        status = Status.TIMEOUT if raw.status == "timeout" else Status.CRASH
+        dev = DeviceResult(device, status, [raw.message] if raw.message else [], seconds=raw.seconds,
+                           device_name=name, output=raw.output)
+        if raw.timeout is not None and device in ("sim", "cpu"):
+            index = raw.timeout.get("case", -1)
+            limit = raw.limit or check.options.run_timeout or settings.run_timeout()
+            dev.findings = [simfindings.timeout(raw.timeout, check.plan, check.case_name(index), limit)]
+        return dev
+    repeats = launcher.SIM_ORDERS if orders else (check.puzzle.repeats if device == "gpu" else 1)
+    dev = DeviceResult(device, Status.PASS, repeats=repeats, seconds=raw.seconds, device_name=name)
+    indices = check.indices(part)
+    for n, index in enumerate(indices):
+        case = check.cases[part.id][n]
+        got = raw.outputs.get(index)
+        if got is None or len(got) < repeats:
+            dev.cases.append(CaseResult(case["name"], case["params"], [], [], passed=False,
+                                        label=case.get("label", {}), ran=False))
+            continue
+        inv = (lambda c, outs, p=part.id: check.invariants(c, outs, p)) if check.invariants else None
+        dev.cases.append(compare.check_case(case, part, got, check.expected[part.id][n], inv, orders))
+    errors = [o for c in dev.cases for o in c.outputs]
+    abs_errs = [o.max_abs_error for o in errors if o.max_abs_error is not None]
+    rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
+    dev.max_abs_error = max(abs_errs) if abs_errs else None
+    dev.max_rel_error = max(rel_errs) if rel_errs else None
+    if device in ("sim", "cpu") or raw.findings:
+        dev.findings = simfindings.merge([
+            simfindings.describe(f, check.plan, check.case_name(f.get("case", -1))) for f in raw.findings
+            if f.get("case", -1) in indices])
+    if device == "sim":
+        dev.tools = msg("sim.checked")
+    if not all(c.passed for c in dev.cases) or dev.findings:
+        dev.status = Status.FAIL
+    if any(c.nondeterministic for c in dev.cases):
+        dev.explain("reason.race")
+    if any(c.order_dependent for c in dev.cases):
+        dev.explain("reason.order")
+    if dev.findings:
+        dev.explain("reason.sim_findings", n=len({f.kind for f in dev.findings}))  # one per case: count kinds
+    if any(o.nan_count or o.inf_count for o in errors) and not dev.reasons:
+        dev.explain("reason.nan")
+    if raw.status == "fatal" and not dev.findings:
+        dev.explain("reason.sim_stopped")
+    if device == "sim":
+        _picture(check, dev, raw, indices)
+        dev.access = _access(check, raw, indices)
+        broken = _budgets(check, part, dev, raw)
+        if broken:
+            dev.findings = (dev.findings or []) + broken
+            dev.status = Status.FAIL
+            dev.explain("reason.budget", n=len(broken))
+    return dev
+
+
+def _budgets(check: Check, part: Part, dev: DeviceResult, raw: kernelrun.KernelRun) -> list[Finding]:
+    """What the part's text asks of memory traffic (its manifest's budgets), checked on
+    the simulator's counts: one finding per broken limit, at the first case that broke
+    it, naming the thread, its count and the lines that made the accesses."""
+    found: list[Finding] = []
+    for budget in part.budgets:
+        for name, limit in budget.limits:
+            for access in dev.access:
+                if budget.kernel and access.kernel != budget.kernel:
+                    continue
+                broken = budget_check(name, limit, access, _launch_spec(check, access))
+                if broken is None:
+                    continue
+                who, count = broken
+                lines = _budget_lines(check, raw, access.kernel, name)
+                message = msg("finding.budget_" + ("min" if name.startswith("min_") else "max"),
+                              kernel=access.kernel, who=who, count=count, limit=limit,
+                              what=msg("budget." + name), lines=lines or "?", why=budget.why)
+                found.append(Finding("sim", "budget", message, kernel=access.kernel, case=access.case))
+                break
+    return found
+
+
+def _launch_spec(check: Check, access: LaunchAccess) -> launcher.LaunchSpec | None:
+    spec = check.plan.cases[access.index] if 0 <= access.index < len(check.plan.cases) else None
+    return next((lau for lau in spec.launches if lau.name == access.kernel), None) if spec else None
+
+
+def _budget_lines(check: Check, raw: kernelrun.KernelRun, kernel: str, name: str) -> str:
+    """The learner's lines that made the kind of access a budget limits."""
+    column = {"max_global_reads": 3, "max_global_writes": 4, "max_shared_reads": 5, "max_shared_writes": 6,
+              "min_shared_writes": 6, "max_writes_per_element": 4}[name]
+    ids = {n for n, site in enumerate(raw.sites, 1) if len(site) == 7 and site[2] == kernel and site[column]}
+    if not ids or raw.binary is None:
+        return ""
+    places = check.symbolize(raw.binary, raw.sites, ids, {})
+    return ", ".join(str(n) for n in sorted({p.line for p in places.values()}))
+
+
+def _access(check: Check, raw: kernelrun.KernelRun, indices: list[int]) -> list[LaunchAccess]:
+    """Per launch of this part's cases: what its threads read and wrote."""
+    found = []
+    for counts in raw.counts:
+        if counts.case not in indices:
+            continue
+        table = counts.per_thread
+        names = kernelrun.COUNTERS
+        spec = check.plan.cases[counts.case]
+        found.append(LaunchAccess(
+            check.case_name(counts.case), counts.label, int(table.shape[0]),
+            {n: int(table[:, k].min()) if table.size else 0 for k, n in enumerate(names)},
+            {n: int(table[:, k].max()) if table.size else 0 for k, n in enumerate(names)},
+            {n: int(table[:, k].sum()) for k, n in enumerate(names)},
+            {buf.name: raw.most_writes.get((counts.case, k), 0) for k, buf in enumerate(spec.outputs())},
+            per_thread=table, index=counts.case))
+    return found
+
+
+def _picture(check: Check, dev: DeviceResult, raw: kernelrun.KernelRun, indices: list[int]) -> None:
+    """Who wrote which element, for the first failing case (or the first case)."""
+    chosen = next((i for i, c in zip(indices, dev.cases) if c.ran and not c.passed), None)
+    if chosen is None:
+        return
+    spec = check.plan.cases[chosen]
+    launch = spec.launches[-1] if spec.launches else None
+    if launch is None:
+        return
+    picture = Picture(launch.block, launch.grid)
+    for k, buf in enumerate(spec.outputs()):
+        ids = raw.writers.get((chosen, k))
+        if ids is not None:
+            picture.outputs[buf.name] = (list(buf.shape), ids.tolist())
+    picture.shared = [(alloc, ids.tolist()) for alloc, ids in raw.shared.get(chosen, [])]
+    for alloc, array in enumerate(raw.arrays.get(chosen, [])):
+        place = array.get("place")
+        found = simfindings.array_name(place)
+        if found:
+            picture.shared_names[alloc] = found.group(1)
+        rank = int(array.get("rank", 1)) or 1
+        picture.shared_shapes[alloc] = [int(d) for d in array.get("shape", [])[:rank]]
+    dev.cases[indices.index(chosen)].picture = picture
+
+
+BUDGET_COUNTERS = {"max_global_reads": "global_reads", "max_global_writes": "global_writes",
+                   "max_shared_reads": "shared_reads", "max_shared_writes": "shared_writes"}
+
+
+def budget_check(name: str, limit: int, access: LaunchAccess, launch: launcher.LaunchSpec | None
+                 ) -> tuple[Msg, int] | None:
+    """(who broke it, their count) if one launch's counts break one budget limit."""
+    table = access.per_thread
+    if table is None:
+        return None
+    if name == "max_writes_per_element":
+        worst = max(access.writes_per_element.values(), default=0)
+        return (msg("budget.an_element"), worst) if worst > limit else None
+    if name == "min_shared_writes":
+        per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else table.shape[0]
+        column = table[:, kernelrun.COUNTERS.index("shared_writes")]
+        blocks = [int(column[b:b + per_block].sum()) for b in range(0, len(column), max(1, per_block))]
+        low = min(range(len(blocks)), key=blocks.__getitem__) if blocks else 0
+        return (msg("budget.block", b=simfindings.block_id(launch, low)), blocks[low]) \
+            if blocks and blocks[low] < limit else None
+    column = table[:, kernelrun.COUNTERS.index(BUDGET_COUNTERS[name])]
+    if not len(column) or int(column.max()) <= limit:
+        return None
+    worst = int(column.argmax())
+    return simfindings.global_thread(launch, worst), int(column[worst])

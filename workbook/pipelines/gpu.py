@@ -1,0 +1,162 @@
+"""The GPU pipeline: the GPU kernels on a real GPU, and compute-sanitizer.
+
+Without a GPU (or with one that lacks what the puzzle needs) the GPU launcher is
+still built, for the GPU target: a kernel that only compiles for the host is a
+failure, and the report's GPU line says `compiled` (or `skipped`). With one,
+the kernels run `repeats` times, and compute-sanitizer's tools run beside them
+from a build with line tables.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import build, judge, kernelrun, sanitizer, settings, timing, toolchain
+from ..catalog import Part
+from ..i18n import Msg, msg
+from ..results import Finding, Status
+
+if TYPE_CHECKING:
+    from ..engine import Check
+
+
+def clean_marker(binary: Path, tool: str) -> Path:
+    """Beside a GPU launcher: this code was clean under `tool` (not run again)."""
+    return binary.with_name(f"{binary.name}.{tool}-clean")
+
+
+def sanitizer_limit(plain: float) -> float:
+    """How long one compute-sanitizer tool may take: its own start-up, and the kernels
+    slowed down many times, scaled from the plain run's time; never more than the
+    old flat limit (ten times the run limit)."""
+    return min(settings.run_timeout() * 10, max(SANITIZER_FLOOR, SANITIZER_FACTOR * plain))
+
+
+SANITIZER_FLOOR = 60.0  # seconds: compute-sanitizer's own start-up takes several
+SANITIZER_FACTOR = 50  # its tools slow a kernel down tens of times
+
+
+def run(check: Check, parts: list[Part]) -> None:
+    """Build, run and judge on the GPU. Where compute-sanitizer will run, its own
+    build (with line tables, so findings name the learner's line) compiles beside
+    the plain one, which gives the verdict without waiting for it."""
+    tools, note = _tools(check, parts)
+    pool = ThreadPoolExecutor(max_workers=1) if tools else None
+    lined = pool.submit(build.launcher, check.children, check.src, check.plan, "gpu", check.target("gpu"),
+                        lines=True) if pool else None
+    try:
+        built = check.build("gpu", "gpu")
+        if built is None:
+            return
+        if not check.gpu_runs():
+            for part in parts:
+                dev = check.gated() or judge.device_result("gpu", Status.COMPILED, "reason.no_gpu",
+                                               target=toolchain.gpu_target())
+                check.kernels[part.id]["gpu"] = dev
+                check.emit(part.id, "gpu", "phase.verdict", dev.status)
+            return
+        indices = [i for p in parts for i in check.indices(p)]
+        known = timing.recorded(check.puzzle, "gpu")
+        limit = check.options.run_timeout or timing.limit_from(known, settings.run_timeout())
+        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", check.puzzle.repeats,
+                            indices, limit=limit, tick=check.ticker("", "gpu"))
+        check.children.check()
+        for part in parts:
+            dev = judge.judge(check, "gpu", part, raw, orders=False)
+            dev.device_name = check.gpu.name
+            check.kernels[part.id]["gpu"] = dev
+            check.emit(part.id, "gpu", "phase.verdict", dev.status)
+        if not check.options.part and all(check.kernels[p.id]["gpu"].status == Status.PASS for p in parts):
+            timing.record(check.puzzle, "gpu", raw.seconds)
+        _needs_missing_sanitizer(check, parts)
+        if raw.status == "timeout":
+            # A kernel that never ends under a plain run never ends under a sanitizer
+            # either: no tool runs, and the verdict is the timeout's (it hung a check
+            # for 400 s when each tool got ten times the plain limit).
+            for part in parts:
+                if check.kernels[part.id]["gpu"].status != Status.NOT_RUN:
+                    check.kernels[part.id]["gpu"].tools = msg("sanitizer.not_after_timeout")
+        elif lined is not None:
+            with_lines = lined.result()
+            _sanitize(check, with_lines if with_lines.ok else built, parts, indices, tools,
+                           sanitizer_limit(raw.seconds))
+        elif note is not None:
+            for part in parts:
+                if check.kernels[part.id]["gpu"].status != Status.NOT_RUN:
+                    check.kernels[part.id]["gpu"].tools = note
+    except BaseException:
+        check.children.cancel()  # the sanitizer's build too, so that the pool ends at once
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+def _tools(check: Check, parts: list[Part]) -> tuple[list[str], Msg | None]:
+    """The compute-sanitizer tools this check runs (the policy's choice, and the ones
+    a part always needs, --quick or not), and a note for the report when none runs."""
+    if not check.gpu_runs():
+        return [], None
+    binary = build.launcher_binary(check.src, check.plan, "gpu", check.target("gpu"))
+    clean = {tool for tool in sanitizer.TOOLS if clean_marker(binary, tool).exists()}
+    branches = any(sanitizer.barrier_in_branch(path.read_text(encoding="utf-8", errors="replace"))
+                   for name, path in check.src.files.items() if name in check.puzzle.edit and name.endswith(".mojo"))
+    chosen, note = sanitizer.choose(check.options.sanitize, True, clean, branches) if not check.options.quick \
+        else ((), None)
+    needed = [t for p in parts for t in p.sanitizers]
+    if needed and sanitizer.locate() is None:
+        return [], note
+    return [t for t in sanitizer.TOOLS if t in chosen or t in needed], note
+
+
+def _needs_missing_sanitizer(check: Check, parts: list[Part]) -> None:
+    """A part that is only judged under compute-sanitizer (a debugging puzzle), where
+    the tool is not here: not run, and the report says why."""
+    if sanitizer.locate() is not None:
+        return
+    for part in parts:
+        if part.sanitizers:
+            check.kernels[part.id]["gpu"] = judge.device_result("gpu", Status.NOT_RUN, "reason.needs_sanitizer",
+                                                   tools=", ".join(part.sanitizers))
+
+
+def _sanitize(check: Check, built: build.Built, parts: list[Part], indices: list[int], tools: list[str],
+              limit: float) -> None:
+    """compute-sanitizer over every case (so over the one with the most threads too)."""
+    findings: list[Finding] = []
+    problems: list[Msg] = []
+    learner = {name: settings.shown(path) for name, path in check.src.files.items() if name in check.puzzle.edit}
+    for tool in tools:
+        check.emit("", "gpu", "phase.sanitizer", tool=tool)
+        log = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-")) / f"{tool}.log"
+        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1, indices,
+                            prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool), limit=limit)
+        check.children.check()
+        text = log.read_text(errors="replace") if log.exists() else ""
+        found = sanitizer.parse(tool, text, learner)
+        findings += found
+        if raw.status != "ok" and not found:
+            problems.append(msg("sanitizer.could_not_run", tool=tool, why=raw.message or msg("run.died_code",
+                                                                                              code="?")))
+        keep = settings.keep_sanitizer_logs()
+        if keep and log.exists():
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / f"{check.puzzle.id}-{tool}.log").write_text(text)
+        log.unlink(missing_ok=True)
+        log.parent.rmdir()
+    for part in parts:
+        dev = check.kernels[part.id]["gpu"]
+        if dev.status == Status.NOT_RUN:
+            continue
+        dev.tools = problems[0] if problems else msg("sanitizer.ran", tools=", ".join(tools))
+        dev.findings = (dev.findings or []) + findings
+        if findings:
+            dev.status = Status.FAIL
+            dev.explain("reason.sanitizer", n=len(findings))
+    if not findings and not problems:  # this code is clean under these tools: not again
+        binary = build.launcher_binary(check.src, check.plan, "gpu", check.target("gpu"))
+        for tool in tools:
+            clean_marker(binary, tool).write_text("")
