@@ -62,6 +62,7 @@ class Built:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     output: str = ""  # the compiler's words when no diagnostic could be parsed
     problem: Msg | None = None  # a failure that is not the learner's code (a timeout, no compiler)
+    link_seconds: float = 0.0  # of `seconds`, linking (the simulator's launcher is linked by the workbook)
 
 
 def _chosen(puzzle: Puzzle, solutions: bool, names: list[str]) -> dict[str, Path]:
@@ -72,14 +73,26 @@ def _chosen(puzzle: Puzzle, solutions: bool, names: list[str]) -> dict[str, Path
     return chosen
 
 
+# Threads each Mojo compile may use (None: all): set while several checks run at once.
+compile_threads: int | None = None
+
 # Part of every key: bump it when what a build folder holds changes shape.
 LAYOUT = "2"
 
 
-def _read_all(files: dict[str, Path]) -> dict[str, bytes]:
+def _read_all(files: dict[str, Path], given: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """Every file's bytes, read once: what is hashed is exactly what is written and built,
-    even if the learner saves again in between (an editor saving as `run` starts)."""
-    return {name: files[name].read_bytes() for name in sorted(files)}
+    even if the learner saves again in between (an editor saving as `run` starts).
+    `given`: bytes already read (a check reads the learner's files once for all its uses)."""
+    given = given or {}
+    return {name: given[name] if name in given else files[name].read_bytes() for name in sorted(files)}
+
+
+def learner_bytes(puzzle: Puzzle, solutions: bool = False) -> dict[str, bytes]:
+    """The learner's files (or the solution's), read once: the seed, the verdict cache's key,
+    the build and the graph all use these very bytes."""
+    files = _chosen(puzzle, solutions, list(puzzle.edit))
+    return {name: path.read_bytes() for name, path in sorted(files.items()) if path.is_file()}
 
 
 def _digest(contents: dict[str, bytes], *extra: str) -> str:
@@ -127,13 +140,13 @@ def discard(folder: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
-def sources(puzzle: Puzzle, solutions: bool = False) -> Sources:
+def sources(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes] | None = None) -> Sources:
     names = puzzle.mojo_files()
     for name in puzzle.edit:  # a learner file the puzzle folder lacks still counts (from solutions/)
         if name.endswith(".mojo") and name not in names:
             names.append(name)
     files = _chosen(puzzle, solutions, names)
-    contents = _read_all(files)
+    contents = _read_all(files, given)
     # The simulator's copy depends on the rewriting rules too.
     digest = _digest(contents, hashlib.sha256(Path(simimports.__file__).read_bytes()).hexdigest())
     folder = settings.cache_dir() / "build" / f"{puzzle.id}-{digest}"
@@ -168,9 +181,9 @@ def _sim_text(text: str, name: str, problem: list) -> str:
         return text
 
 
-def python_files(puzzle: Puzzle, solutions: bool = False) -> Path:
+def python_files(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes] | None = None) -> Path:
     """The graph stage's Python files, in a folder named by their content."""
-    contents = _read_all(_chosen(puzzle, solutions, puzzle.python_files()))
+    contents = _read_all(_chosen(puzzle, solutions, puzzle.python_files()), given)
     folder = settings.cache_dir() / "py" / f"{puzzle.id}-{_digest(contents)}"
 
     def write(staging: Path) -> None:
@@ -272,8 +285,9 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     compiled = staging / (output.name + ".o") if link else partial
     log = output.with_name(output.name + ".log")
     try:
-        outcome = children.run([str(mojo), *args, "-o", str(compiled)], timeout=settings.compile_timeout(),
-                               log=log, cwd=src.dir, tick=tick)
+        threads = [f"--num-threads={compile_threads}"] if compile_threads and args and args[0] in ("build",) else []
+        outcome = children.run([str(mojo), args[0], *threads, *args[1:], "-o", str(compiled)],
+                               timeout=settings.compile_timeout(), log=log, cwd=src.dir, tick=tick)
         children.check()
         text = log.read_text(errors="replace") if log.exists() else ""
         if outcome.timed_out:
@@ -288,7 +302,7 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
         if outcome.returncode == 0 and partial.exists():
             os.replace(partial, output)
             marker.write_text("")
-            return Built(True, outcome.seconds, binary=output)
+            return Built(True, outcome.seconds, binary=output, link_seconds=linked.seconds if link else 0.0)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     generated = [a for a in args if a.endswith(".mojo")]

@@ -51,6 +51,7 @@ SEED = typer.Option(None, "--seed", help=t("help.opt.seed"), min=0, max=2**63 - 
 YES = typer.Option(False, "--yes", "-y", help=t("help.opt.yes"))
 SANITIZE = typer.Option(None, "--sanitize/--no-sanitize", help=t("help.opt.sanitize"), show_default=False)
 QUICK = typer.Option(False, "--quick", help=t("help.opt.quick"))
+NO_CACHE = typer.Option(False, "--no-cache", help=t("help.opt.no_cache"))
 DEVICE = typer.Option(None, "--device", help=t("help.opt.device"), metavar="cpu|gpu|sim")
 
 
@@ -83,21 +84,23 @@ def show(puzzle: str = PUZZLE) -> None:
 @app.command(help=t("help.run"))
 def run(puzzle: str | None = PUZZLE_OPTIONAL, part: str | None = PART, solutions: bool = SOLUTIONS,
         seed: int | None = SEED, as_json: bool = JSON, sanitize: bool | None = SANITIZE, quick: bool = QUICK,
-        device: list[str] | None = DEVICE) -> None:
+        device: list[str] | None = DEVICE, no_cache: bool = NO_CACHE) -> None:
     from .commands import run as command
 
     _done(command.main(Context(as_json=as_json), puzzle=puzzle, part=part, solutions=solutions, seed=seed,
-                       sanitize=sanitize, quick=quick, devices=device))
+                       sanitize=sanitize, quick=quick, devices=device, cache=not no_cache))
 
 
 @app.command(help=t("help.check"))
 def check(puzzles: list[str] | None = PUZZLES, every: bool = typer.Option(False, "--all", help=t("help.opt.all")),
           solutions: bool = SOLUTIONS, seed: int | None = SEED, as_json: bool = JSON,
-          sanitize: bool | None = SANITIZE, quick: bool = QUICK, device: list[str] | None = DEVICE) -> None:
+          sanitize: bool | None = SANITIZE, quick: bool = QUICK, device: list[str] | None = DEVICE,
+          no_cache: bool = NO_CACHE, jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=64,
+                                                                      help=t("help.opt.jobs"))) -> None:
     from .commands import check as command
 
     _done(command.main(Context(as_json=as_json), puzzles=puzzles or [], every=every, solutions=solutions,
-                       seed=seed, sanitize=sanitize, quick=quick, devices=device))
+                       seed=seed, sanitize=sanitize, quick=quick, devices=device, cache=not no_cache, jobs=jobs))
 
 
 @app.command(help=t("help.reveal"))

@@ -18,6 +18,7 @@ module of workbook/pipelines/, and judge.py says what a run's outputs mean.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import tempfile
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import build, gating, judge, launcher, protocol, settings, skeleton, symbols, toolchain
+from . import build, gating, judge, launcher, protocol, sanitizer, settings, skeleton, symbols, toolchain, verdicts
 from .catalog import Part, Puzzle
 from .i18n import Msg, msg
 from .pipelines import gpu, host
@@ -53,6 +54,7 @@ class Options:
     quick: bool = False  # stop after the first stage (the kernels)
     devices: tuple[str, ...] = ()  # only these devices (cpu, gpu, sim); () means every one that fits
     run_timeout: float | None = None  # seconds for running the kernels; None: the settings' limit
+    cache: bool = True  # reuse the verdict of a check whose every input was the same (verdicts.py)
 
     @property
     def records_progress(self) -> bool:
@@ -80,16 +82,14 @@ class Event:
 Events = Callable[[Event], None]
 
 
-def seed_of(puzzle: Puzzle, solutions: bool = False) -> int:
+def seed_of(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes] | None = None) -> int:
     """The cases' seed when none is given: drawn from the files being checked, so that
     every version of the learner's code meets its own values and seeded sizes, while a
-    run of the same code again meets the same cases (and its cached build)."""
+    run of the same code again meets the same cases (and its cached build and verdict)."""
+    given = build.learner_bytes(puzzle, solutions) if given is None else given
     h = hashlib.sha256(puzzle.id.encode())
-    for path in (puzzle.solution_files() if solutions else puzzle.learner_files()):
-        try:
-            h.update(path.read_bytes())
-        except OSError:
-            h.update(b"<missing>")
+    for name in puzzle.edit:
+        h.update(given.get(name, b"<missing>"))
     return int.from_bytes(h.digest()[:4], "little") % 2**31
 
 
@@ -136,7 +136,9 @@ class Check:
         self._events = events
         self.started = time.perf_counter()
         self.lock = threading.Lock()
-        self.seed = options.seed if options.seed is not None else seed_of(puzzle, options.solutions)
+        # The learner's files, read once: the seed, the cache's key and the builds all see these bytes.
+        self.given = build.learner_bytes(puzzle, options.solutions)
+        self.seed = options.seed if options.seed is not None else seed_of(puzzle, options.solutions, self.given)
         self.result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.PASS, puzzle.kind, seed=self.seed,
                                    solutions=options.solutions, quick=options.quick)
         self.parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
@@ -175,8 +177,15 @@ class Check:
         if not (self.options.solutions or self.options.force or self.puzzle.skeleton_runs) \
                 and is_untouched(self.puzzle):
             return self._not_started()
+        key = verdicts.key(self.puzzle, self.given, self.options, self.seed, self.machine()) \
+            if self.options.cache else None
+        cached = verdicts.get(key) if key else None
+        if cached is not None:
+            return cached
         try:
-            self.src = build.sources(self.puzzle, self.options.solutions)
+            with self.stage("sources"):
+                self.src = build.sources(self.puzzle, self.options.solutions, self.given)
+            self.result.stages["before"] = time.perf_counter() - self.started
             reference = load_reference(self.puzzle)
             self.cases = {p.id: [] for p in self.parts}
             for seed in self.options.seeds or (self.seed,):
@@ -208,7 +217,14 @@ class Check:
             return result
         result.status = verdict([p.status for p in result.parts])
         result.seconds = time.perf_counter() - self.started
+        if key:
+            verdicts.put(key, result)
         return result
+
+    def machine(self) -> str:
+        """What runs here, as far as a verdict goes: the GPU and its target, compute-sanitizer."""
+        gpu = f"{self.gpu.name}/{self.gpu.target}" if self.gpu else "no GPU"
+        return f"{gpu};gate={self.gate};sanitizer={sanitizer.locate()}"
 
     def _first_stage(self) -> PuzzleResult:
         """The result as the kernels left it: what watch shows while the graph builds."""
@@ -319,10 +335,25 @@ class Check:
             return None
         return self.gpu.target if self.gpu and not settings.gpu_target() else toolchain.gpu_target()
 
+    @contextlib.contextmanager
+    def stage(self, name: str):
+        """Time one stage (several may overlap: each is its own wall time), for the report's
+        JSON and the benchmark's breakdown of where the seconds go."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.result.stages[name] = self.result.stages.get(name, 0.0) + time.perf_counter() - started
+
     def build(self, which: str, device: str) -> build.Built | None:
         """Build a launcher; on a compile error remember it (and return None)."""
         self.emit("", device, "phase.compiling")
-        built = build.launcher(self.children, self.src, self.plan, which, self.target(which))
+        with self.stage(f"build/{which}"):
+            built = build.launcher(self.children, self.src, self.plan, which, self.target(which))
+        if built.link_seconds:
+            with self.lock:
+                self.result.stages[f"link/{which}"] = built.link_seconds
         if built.ok:
             return built
         with self.lock:

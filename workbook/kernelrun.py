@@ -13,10 +13,12 @@ that a finding leaves this module with its places attached.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 import struct
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,22 @@ TIMEOUT_EXIT = 72  # wbsim.c: past the time limit, or one thread never reached a
 # Per thread, what wbsim.c counts (counters.bin): accesses and bytes.
 COUNTERS = ("global_reads", "global_read_bytes", "global_writes", "global_write_bytes",
             "shared_reads", "shared_read_bytes", "shared_writes", "shared_write_bytes")
+
+# Runs on the GPU at once (several checks in parallel share one GPU), and compute-sanitizer's
+# slow runs apart from them, so that they never hold up the plain runs.
+GPU_SLOTS = threading.BoundedSemaphore(4)
+SANITIZER_SLOTS = threading.BoundedSemaphore(2)
+
+
+@contextlib.contextmanager
+def gpu_slot(mode: str, sanitizer: bool):
+    """A slot on the GPU for one run (nothing to wait for on the CPU or the simulator)."""
+    if mode != "gpu":
+        yield
+        return
+    with SANITIZER_SLOTS if sanitizer else GPU_SLOTS:
+        yield
+
 
 # site ids -> places, for one program (with hints: what each site touched)
 Symbolize = Callable[[Path, list, set[int], dict[int, str]], dict[int, Place]]
@@ -87,8 +105,9 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
     total = KernelRun("ok")
     remaining = list(cases)
     while remaining:
-        got, stopped = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix, env, limit, tick,
-                                 symbolize)
+        with gpu_slot(mode, prefix is not None):
+            got, stopped = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix, env, limit,
+                                     tick, symbolize)
         total.seconds += got.seconds
         total.outputs.update(got.outputs)
         total.findings += got.findings

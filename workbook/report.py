@@ -73,6 +73,8 @@ def render_result(console: Console, result: PuzzleResult, title: str) -> None:
     sub = t("report.seed", seed=result.seed)
     if result.solutions:
         sub += " · " + t("report.using_solutions")
+    if result.cached:
+        sub += " · " + t("report.cached")
     console.print(Panel(Group(head, Text(sub, style="dim")), box=box.ROUNDED, expand=True))
     if result.status == Status.NOT_STARTED:
         console.print(t("report.not_started", id=result.id))
@@ -402,8 +404,16 @@ def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
     for r in results:
         devices = r.device_statuses()
         cells = [badge(devices[d], short=True) if d in devices else Text("·", style="dim") for d in shown]
-        table.add_row(r.id, Text(titles.get(r.id, r.title)), badge(r.status), *cells, f"{r.seconds:.0f}s")
+        table.add_row(r.id, Text(titles.get(r.id, r.title)), badge(r.status), *cells,
+                      t("report.cached_short") if r.cached else f"{r.seconds:.0f}s")
     return table
+
+
+def done_line(result: PuzzleResult) -> Text:
+    """One puzzle's verdict as its check ends (`check` with several at once)."""
+    line = Text.assemble((f"  {result.id:<5}", "bold"), badge(result.status))
+    line.append(f"  {result.seconds:.0f} s" if not result.cached else "  " + t("report.cached_short"), style="dim")
+    return line
 
 
 def legend() -> Text:

@@ -213,6 +213,8 @@ class PuzzleResult:
     quick: bool = False  # stopped after the first stage
     seconds: float = 0.0
     first_verdict: float | None = None  # seconds until the first device's verdict
+    cached: bool = False  # this verdict was kept from a check with the very same inputs (verdicts.py)
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (build.host, run.sim, ...)
 
     def device_statuses(self) -> dict[str, Status]:
         """Per device over all parts and stages: its worst status ("cpu", "gpu", "sim")."""

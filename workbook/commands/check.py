@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from .. import catalog, engine, exitcodes, report, settings
+from .. import catalog, engine, exitcodes, report, scheduler, settings
 from ..i18n import WorkbookError, t
 from ..results import PASSING, Status, document, to_dict
 from .common import Context, load_state, require_learner_files, resolve, title
-from .run import check_devices, execute
+from .run import check_devices, execute, remember
 
 
 def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bool = False,
          seed: int | None = None, sanitize: bool | None = None, quick: bool = False,
-         devices: list[str] | None = None) -> int:
+         devices: list[str] | None = None, cache: bool = True, jobs: int | None = None) -> int:
     if every == bool(puzzles):
         raise WorkbookError("check.need_ids")
     settings.check_all()
@@ -23,11 +23,16 @@ def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bo
         for puzzle, _ in targets:
             require_learner_files(puzzle)
     load_state(ctx)  # reports (and rebuilds) a corrupt progress file once, up front
-    results = []
-    for puzzle, part in targets:
-        options = engine.Options(solutions=solutions, part=part, seed=seed, quick=quick, devices=chosen_devices,
-                                 sanitize=engine.sanitize_mode(sanitize))
-        results.append(execute(ctx, puzzle, options))
+    asked = [(puzzle, engine.Options(solutions=solutions, part=part, seed=seed, quick=quick, devices=chosen_devices,
+                                     sanitize=engine.sanitize_mode(sanitize), cache=cache))
+             for puzzle, part in targets]
+    jobs = jobs or scheduler.default_jobs()
+    if jobs == 1 or len(asked) == 1:
+        results = [execute(ctx, puzzle, options) for puzzle, options in asked]
+    else:
+        results = scheduler.check_many(asked, jobs, done=None if ctx.as_json else lambda r: _done_line(ctx, r))
+        for (puzzle, options), result in zip(asked, results):
+            remember(ctx, puzzle, options, result)
     ok = all(r.status in PASSING for r in results)
     summary = {
         "passed": sum(r.status == Status.PASS for r in results),
@@ -47,3 +52,8 @@ def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bo
         if failed:
             ctx.out.print(t("check.see_run", id=failed.id), style="dim")
     return exitcodes.OK if ok else exitcodes.FAILED
+
+
+def _done_line(ctx: Context, result) -> None:
+    """A line as each puzzle's check ends (several run at once: they end in any order)."""
+    ctx.out.print(report.done_line(result))

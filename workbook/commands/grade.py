@@ -52,7 +52,7 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             raise WorkbookError(problem.key, exit_code=exitcodes.TOOLCHAIN, **problem.values)
         box = sandbox.Sandbox.create()
         where = box.describe()
-    options = engine.Options(seed=seed, devices=check_devices(devices))
+    options = engine.Options(seed=seed, devices=check_devices(devices), cache=False)
     worst = exitcodes.OK
     titles = {p: pick(catalog.load(p, base).title) for p in ids}
     for raw in submissions:

@@ -22,10 +22,15 @@ def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options):
                                progress.wanted(ctx.out, ctx.as_json)) as live:
         result = engine.check_puzzle(puzzle, options, events=live)
     target_problem(result)
+    remember(ctx, puzzle, options, result)
+    return result
+
+
+def remember(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options, result) -> None:
+    """A full check of the learner's own files is progress: state.json keeps its verdict."""
     if options.records_progress:
         ctx.warn(state.remember(puzzle.id, result.status.value,
                                 {d: s.value for d, s in result.device_statuses().items()}))
-    return result
 
 
 def target_problem(result) -> None:
@@ -43,7 +48,7 @@ def target_problem(result) -> None:
 
 def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, solutions: bool = False,
          seed: int | None = None, sanitize: bool | None = None, quick: bool = False,
-         devices: list[str] | None = None) -> int:
+         devices: list[str] | None = None, cache: bool = True) -> int:
     settings.check_all()
     chosen_devices = check_devices(devices)
     if puzzle is None:
@@ -63,7 +68,7 @@ def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, so
     if not solutions:
         require_learner_files(chosen)
     options = engine.Options(solutions=solutions, part=part, seed=seed, sanitize=engine.sanitize_mode(sanitize),
-                             quick=quick, devices=chosen_devices)
+                             quick=quick, devices=chosen_devices, cache=cache)
     result = execute(ctx, chosen, options)
     if ctx.as_json:
         ctx.json(document(**to_dict(result)))

@@ -61,8 +61,9 @@ def run(check: Check, parts: list[Part]) -> None:
         indices = [i for p in parts for i in check.indices(p)]
         known = timing.recorded(check.puzzle, "gpu")
         limit = check.options.run_timeout or timing.limit_from(known, settings.run_timeout())
-        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", check.puzzle.repeats,
-                            indices, limit=limit, tick=check.ticker("", "gpu"))
+        with check.stage("run/gpu"):
+            raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", check.puzzle.repeats,
+                                indices, limit=limit, tick=check.ticker("", "gpu"))
         check.children.check()
         for part in parts:
             dev = judge.judge(check, "gpu", part, raw, orders=False)

@@ -33,14 +33,15 @@ def run(check: Check, part: Part) -> dict[str, DeviceResult]:
     if not all(s in PASSING or s in (Status.SKIPPED, Status.NOT_RUN) for s in kernel_statuses):
         return {d: judge.device_result(d, Status.NOT_RUN, "reason.kernels_first") for d in devices}
     check.emit(part.id, "graph", "phase.precompiling")
-    packaged = build.precompile(check.children, check.src)
+    with check.stage("graph/precompile"):
+        packaged = build.precompile(check.children, check.src)
     if not packaged.ok:
         with check.lock:
             check.result.diagnostics += packaged.diagnostics
             check.result.compiler_output = check.result.compiler_output or packaged.output
             check.result.problem = check.result.problem or packaged.problem
         return {d: judge.device_result(d, Status.COMPILE_ERROR, "reason.precompile") for d in devices}
-    graph_dir = build.python_files(check.puzzle, check.options.solutions)
+    graph_dir = build.python_files(check.puzzle, check.options.solutions, check.given)
     results: dict[str, DeviceResult] = {}
     runnable = []
     for d in devices:
@@ -53,7 +54,8 @@ def run(check: Check, part: Part) -> dict[str, DeviceResult]:
         repeats = check.puzzle.repeats if device == "gpu" else 1
         worker = GraphWorker(check.children, check.puzzle, part, device, graph_dir, check.src.mojoc,
                              check.cases[part.id], repeats)
-        raw = worker.collect(check.ticker(part.id, f"graph-{device}"))
+        with check.stage(f"graph/{device}"):
+            raw = worker.collect(check.ticker(part.id, f"graph-{device}"))
         results[device] = _judge_graph(check, device, part, raw, repeats)
         check.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
 

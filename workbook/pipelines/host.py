@@ -38,12 +38,14 @@ def run(check: Check, parts: list[Part]) -> None:
         if not mode_parts:
             continue
         indices = [i for p in mode_parts for i in check.indices(p)]
-        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, mode, repeats, indices,
-                            limit=check.options.run_timeout or time_limit(check, mode), tick=check.ticker("", mode),
-                            symbolize=check.symbolize)
+        with check.stage(f"run/{mode}"):
+            raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, mode, repeats, indices,
+                                limit=check.options.run_timeout or time_limit(check, mode), tick=check.ticker("", mode),
+                                symbolize=check.symbolize)
         check.children.check()
         for part in mode_parts:
-            dev = judge.judge(check, mode, part, raw, orders=mode == "sim")
+            with check.stage("judge"):
+                dev = judge.judge(check, mode, part, raw, orders=mode == "sim")
             check.kernels[part.id][mode] = dev
             check.emit(part.id, mode, "phase.verdict", dev.status)
         whole = not check.options.part and len(mode_parts) == len([p for p in check.puzzle.parts

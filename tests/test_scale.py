@@ -1,0 +1,99 @@
+"""Checking many puzzles at once, and the verdict cache: the same verdicts, sooner.
+
+The cache may only give back a verdict whose every input is the same: these
+tests change one input at a time and expect a fresh run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import put_solution, put_wrong
+
+from workbook import catalog, engine, scheduler, verdicts
+from workbook.results import Status
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def quick(**more) -> engine.Options:
+    return engine.Options(quick=True, devices=("sim",), **more)
+
+
+def test_the_same_check_again_is_a_cache_hit_and_any_change_is_not(root, cache):
+    put_solution(root, "p01")
+    puzzle = catalog.load("p01")
+    first = engine.check_puzzle(puzzle, quick())
+    assert first.status == Status.PASS and not first.cached
+    again = engine.check_puzzle(puzzle, quick())
+    assert again.cached and again.status == Status.PASS and again.seed == first.seed
+    assert not engine.check_puzzle(puzzle, quick(cache=False)).cached  # --no-cache
+    assert not engine.check_puzzle(puzzle, quick(seed=first.seed + 1)).cached  # another seed
+    assert not engine.check_puzzle(puzzle, engine.Options(quick=True)).cached  # other devices
+    learner = puzzle.learner_files()[0]
+    learner.write_text(learner.read_text() + "\n# a comment is a change\n")
+    changed = engine.check_puzzle(puzzle, quick())
+    assert not changed.cached and changed.seed != first.seed  # each version of the code meets its own values
+    reference = puzzle.dir / "reference.py"
+    reference.write_text(reference.read_text() + "\n# the puzzle changed\n")
+    assert not engine.check_puzzle(puzzle, quick()).cached
+
+
+def test_a_wrong_kernel_s_verdict_is_kept_as_a_failure(root, cache):
+    put_wrong(root, "p01", "forgets_ten")
+    puzzle = catalog.load("p01")
+    assert engine.check_puzzle(puzzle, quick()).status == Status.FAIL
+    again = engine.check_puzzle(puzzle, quick())
+    assert again.cached and again.status == Status.FAIL
+
+
+def test_a_timeout_is_never_kept(root, cache):
+    put_solution(root, "p18")
+    put_wrong(root, "p18", "endless_loop")
+    puzzle = catalog.load("p18")
+    options = engine.Options(quick=True, devices=("cpu",), run_timeout=3, seed=1)
+    assert engine.check_puzzle(puzzle, options).status == Status.TIMEOUT
+    assert not list((cache / "verdicts").glob("*.pickle")) if (cache / "verdicts").exists() else True
+
+
+def test_a_verdict_kept_by_another_version_of_the_workbook_is_not_used(root, cache, monkeypatch):
+    put_solution(root, "p01")
+    puzzle = catalog.load("p01")
+    engine.check_puzzle(puzzle, quick())
+    verdicts.workbook_digest.cache_clear()
+    monkeypatch.setattr(verdicts, "workbook_digest", lambda: "another version")
+    assert not engine.check_puzzle(puzzle, quick()).cached
+
+
+def test_many_puzzles_at_once_give_the_verdicts_one_at_a_time_gives_in_the_order_asked(root, cache):
+    for pid in ("p01", "p02", "p03"):
+        put_solution(root, pid)
+    put_wrong(root, "p02", "subtracts")
+    asked = [(catalog.load(pid), quick(cache=False)) for pid in ("p03", "p01", "p02")]
+    heard = []
+    together = scheduler.check_many(asked, jobs=3, done=heard.append)
+    assert [r.id for r in together] == ["p03", "p01", "p02"]
+    assert [r.status for r in together] == [Status.PASS, Status.PASS, Status.FAIL]
+    assert sorted(r.id for r in heard) == ["p01", "p02", "p03"]
+    alone = [engine.check_puzzle(p, o) for p, o in asked]
+    assert [r.status for r in alone] == [r.status for r in together]
+
+
+def test_check_jobs_json_is_in_curriculum_order(root, cache, capsys):
+    from test_cli import invoke
+
+    for pid in ("p01", "p02", "p03"):
+        put_solution(root, pid)
+    code, out, _ = invoke(capsys, "check", "p03", "p01", "p02", "--jobs", "2", "--json", "--device", "sim",
+                          "--quick")
+    doc = json.loads(out)
+    assert code == 0 and [p["id"] for p in doc["puzzles"]] == ["p03", "p01", "p02"]
+    code, out, _ = invoke(capsys, "check", "p03", "p01", "p02", "--jobs", "2", "--json", "--device", "sim",
+                          "--quick")
+    assert all(p["cached"] for p in json.loads(out)["puzzles"])

@@ -1,0 +1,67 @@
+"""Checking many puzzles at once (`workbook check --all --jobs N`).
+
+Each puzzle is an engine check of its own, in a thread of a pool, with its own
+children (compilers, launchers, graph workers). The results come back in the
+order they were asked for, whatever order they finish in. What the machine
+shares is rationed: the Mojo compiler is told to use its share of the cores,
+and runs on the GPU go through a few slots (kernelrun.gpu_slot), with
+compute-sanitizer's slow runs in slots of their own so that they never starve
+the plain runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import psutil
+
+from . import build, engine, processes
+from .catalog import Puzzle
+from .results import PuzzleResult
+
+GIB = 1024**3
+# Memory one check may take at its peak: a Mojo compile, or a MAX graph compile.
+MEMORY_PER_JOB = 3 * GIB
+
+
+def default_jobs() -> int:
+    """As many checks at once as the cores (two each: a check builds two programs side by
+    side) and the memory (MEMORY_PER_JOB each) allow; at least one."""
+    cores = os.cpu_count() or 1
+    try:
+        memory = psutil.virtual_memory().available
+    except (OSError, RuntimeError):
+        memory = MEMORY_PER_JOB
+    return max(1, min(cores // 2, int(memory // MEMORY_PER_JOB)))
+
+
+def check_many(targets: list[tuple[Puzzle, engine.Options]], jobs: int,
+               done: Callable[[PuzzleResult], None] | None = None) -> list[PuzzleResult]:
+    """Check every (puzzle, options) with `jobs` at a time; `done` hears of each result as
+    it comes. Results in the order of `targets`."""
+    jobs = max(1, min(jobs, len(targets)))
+    if jobs == 1:
+        results = []
+        for puzzle, options in targets:
+            results.append(engine.check_puzzle(puzzle, options))
+            if done:
+                done(results[-1])
+        return results
+    build.compile_threads = max(1, (os.cpu_count() or 1) // jobs)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(engine.check_puzzle, puzzle, options) for puzzle, options in targets]
+            if done:
+                for future in futures:
+                    future.add_done_callback(lambda f: f.exception() is None and done(f.result()))
+            try:
+                return [future.result() for future in futures]
+            except BaseException:  # Ctrl-C, or a check that failed: stop everything now, not at its limits
+                for future in futures:
+                    future.cancel()
+                processes.kill_everything()
+                raise
+    finally:
+        build.compile_threads = None

@@ -1,0 +1,93 @@
+"""The verdict cache: a puzzle checked again with nothing changed gives its verdict at once.
+
+A verdict is reused only when every input of it is the same: the learner's files
+(the very bytes that were built: hashed as build.sources reads them), every file
+of the puzzle and its solution, the workbook's own code, the toolchain, the
+seed, the options, the devices here (the GPU, compute-sanitizer) and every
+setting that changes a run. Anything that may come out otherwise next time (a
+crash, a timeout, a problem of the machine) is never kept. The report says when
+a verdict came from here; `--no-cache` runs afresh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import os
+import pickle
+from pathlib import Path
+
+from . import settings, toolchain
+from .catalog import Puzzle
+from .results import PuzzleResult, Status
+
+KEPT = (Status.PASS, Status.FAIL, Status.COMPILE_ERROR, Status.COMPILED, Status.NOT_STARTED)
+PACKAGE = Path(__file__).resolve().parent
+# Settings that change what a run does or finds (not where it shows it).
+SETTINGS = ("WORKBOOK_GPU_TARGET", "WORKBOOK_NO_GPU", "WORKBOOK_RUN_TIMEOUT", "WORKBOOK_LOAD_TIMEOUT",
+            "WORKBOOK_COMPILE_TIMEOUT", "WORKBOOK_SIM_STRETCH", "WORKBOOK_SIM_WATCH", "WORKBOOK_MEMORY_LIMIT_MB",
+            "WORKBOOK_FILE_LIMIT_MB", "WORKBOOK_PROCESS_LIMIT", "CUDA_HOME", "PATH")
+
+
+@functools.lru_cache(maxsize=1)
+def workbook_digest() -> str:
+    """The workbook's own code (its Python, Mojo and C): another version may judge otherwise."""
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".mojo", ".c", ".toml") and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts) \
+        if folder.is_dir() else []
+
+
+def key(puzzle: Puzzle, learner: dict[str, bytes], options, seed: int, devices: str) -> str:
+    """Everything a verdict depends on, hashed. `learner`: the learner's files as built;
+    `options`: engine.Options; `devices`: what runs here (the GPU and its tools)."""
+    h = hashlib.sha256()
+    h.update(workbook_digest().encode() + toolchain.toolchain_id().encode() + devices.encode())
+    for name in SETTINGS:
+        h.update(f"{name}={os.environ.get(name, '')}\0".encode())
+    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.name != "cache"}
+    h.update(repr(sorted(fields.items())).encode() + f"seed={seed}".encode())
+    for folder in (puzzle.dir, puzzle.solution_dir):
+        for path in _files(folder):
+            relative = path.relative_to(folder).as_posix()
+            if folder == puzzle.dir and relative in puzzle.edit:
+                continue  # the learner's files are hashed as they were built, below
+            h.update(f"{folder.name}/{relative}\0".encode() + path.read_bytes())
+    for name in sorted(learner):
+        h.update(name.encode() + b"\0" + learner[name] + b"\0")
+    return h.hexdigest()[:32]
+
+
+def _path(digest: str) -> Path:
+    return settings.cache_dir() / "verdicts" / f"{digest}.pickle"
+
+
+def get(digest: str) -> PuzzleResult | None:
+    try:
+        result = pickle.loads(_path(digest).read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    if not isinstance(result, PuzzleResult):
+        return None
+    result.cached = True
+    return result
+
+
+def put(digest: str, result: PuzzleResult) -> None:
+    if result.status not in KEPT or result.problem is not None:
+        return
+    path = _path(digest)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_bytes(pickle.dumps(result))
+        os.replace(partial, path)
+    except OSError:
+        pass  # a verdict not kept is only a verdict computed again
