@@ -342,11 +342,16 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
 
 
 def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
-    """A part's access budget says what its text asks; a wrong kernel must show it bites."""
+    """A part's access budget says what its text asks; a wrong kernel must show it bites.
+    A checkout without tests/wrong (a learner's copy) has no wrong kernels to look at."""
     found = []
     kernels = wrong_kernels(p, repo)
     for part in p.parts:
         if not part.budgets:
+            continue
+        if not (repo / WRONG).is_dir():
+            found.append(Verdict(p.id, f"{p.id}.{part.id}: a wrong kernel breaks its access budget", True,
+                                 "no tests/wrong here", skipped=True))
             continue
         biting = [k.id for k in kernels if (k.part in (None, part.id)) and
                   any(e.finding == "budget" and e.device == "sim" for e in k.expect)]
