@@ -4,8 +4,12 @@ What a puzzle claims must stay true, and this is where it is checked:
 - statically: every manifest loads; every text a learner reads exists in
   English and Korean; every skeleton is the one its solution derives; every
   reference case has a unique name and labels in both languages, the same
-  shapes whatever the seed, and an expected value for every output; every
-  wrong kernel under tests/wrong/ says why it is wrong and what must catch it;
+  shapes whatever the seed (but for seeded cases), and an expected value for
+  every output; every part has a case beyond every constant and a seeded one
+  (or says why not: fixed_size), and a case off the 16-bit float grids when
+  its outputs are floats; every budget has a wrong kernel that breaks it;
+  every wrong kernel under tests/wrong/ says why it is wrong and what must
+  catch it;
 - by running (`--run`): every solution passes on every device here; every
   skeleton is `not_started` untouched and never passes when forced; every
   wrong kernel fails, on the device and for the reason its wrong.toml states.
