@@ -55,6 +55,7 @@ def test_missing_and_malformed_manifests_are_reported(root):
     (("tolerance = ", "why = "), "say why atol and rtol"),
     (('grid = [1]', 'grid = ["size +"]'), "not a size expression"),
     (('devices = ["cpu", "gpu"]', 'devices = ["tpu"]'), "devices must be"),
+    (('fixed_size = "The op', 'fixed_size = " " # "The op'), "fixed_size says why"),
 ])
 def test_manifest_mistakes_name_the_key(root, edit, message):
     path = root / "puzzles/p18/puzzle.toml"

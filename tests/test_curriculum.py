@@ -5,10 +5,11 @@ reason its wrong.toml states. The real compiler, the real simulator, the real MA
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import REPO
 
-from workbook import catalog, curriculum
+from workbook import catalog, curriculum, engine, launcher
 from workbook.results import Status
 
 PUZZLES = catalog.all_puzzles(REPO)
@@ -24,6 +25,35 @@ def sandbox():
 def test_static_checks_pass_for_every_puzzle():
     failed = [f"{v.what}: {v.detail}" for v in curriculum.static_checks(PUZZLES, REPO) if not v.ok]
     assert failed == []
+
+
+def test_the_size_and_grid_checks_catch_a_reference_without_them(root):
+    """A p06 whose reference keeps only its cases of 4 and 10 (values on the 1/4 grid): no
+    case beyond its constant, none seeded, none off the 16-bit grids, and the checks say so."""
+    path = root / "puzzles/p06/reference.py"
+    path.write_text(path.read_text() + (
+        "\n_all = cases\n\n\ndef cases(rng, part):\n"
+        "    return [c for c in _all(rng, part) if not c['seeded'] and c['params']['size'] in (4, 10)]\n"))
+    puzzle = catalog.load("p06", root)
+    sizes = curriculum._sizes(puzzle)
+    assert not sizes[0].ok and "beyond every constant" in sizes[0].detail and "seeded" in sizes[0].detail
+    assert not curriculum._off_grid(puzzle)[0].ok
+
+
+def test_beyond_constants_counts_blocks_against_threads():
+    puzzle = catalog.load("p14", REPO)
+    part = puzzle.part("any")
+    ref = engine.load_reference(puzzle)
+    cases = [c for c in ref.cases(np.random.default_rng(3), "any") if c["name"] in ("five blocks, 300",
+                                                                                  "70 blocks, 4470")]
+    plan = launcher.make_plan(puzzle, [(part, cases, [ref.expected(c, "any") for c in cases])])
+    assert [curriculum.beyond_constants(puzzle, spec) for spec in plan.cases] == [False, True]
+
+
+def test_on_grid_rounds_to_the_16_bit_formats():
+    values = np.array([1 + 2**-12, 1 + 2**-9, 1 + 2**-7, 3 * 2**-8], dtype=np.float32)
+    assert curriculum.on_grid(values, "float16").tolist() == [1.0, 1 + 2**-9, 1 + 2**-7, 3 * 2**-8]
+    assert curriculum.on_grid(values, "bfloat16").tolist() == [1.0, 1.0, 1 + 2**-7, 3 * 2**-8]
 
 
 def test_every_puzzle_has_wrong_kernels():

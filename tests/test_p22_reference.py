@@ -80,3 +80,54 @@ def test_cases_cover_the_promised_shapes():
             "grad_output": (p["batch"], p["seq"], p["out_dim"]),
         }
         assert all(v.dtype == np.float32 for v in case["inputs"].values())
+
+
+def _float32_grad_input(case: dict) -> np.ndarray:
+    """grad_input as a correct float32 kernel computes it (one position after another,
+    every sum in order, every operation rounded to float32)."""
+    f = np.float32
+    i = case["inputs"]
+    x, g, gamma, w = i["x"], i["grad_output"], i["ln_weight"], i["weight"]
+    hidden = x.shape[-1]
+    out = np.zeros_like(x)
+    for pos in np.ndindex(x.shape[:-1]):
+        row = x[pos]
+        mean = f(0)
+        for v in row:
+            mean = f(mean + v)
+        mean = f(mean / f(hidden))
+        var = f(0)
+        for v in row:
+            var = f(var + f(f(v - mean) * f(v - mean)))
+        var = f(var / f(hidden))
+        inv_std = f(f(1) / f(np.sqrt(f(var + f(ref.EPS)))))
+        xhat = np.array([f(f(v - mean) * inv_std) for v in row], dtype=f)
+        d = np.array([f(f(np.sum(g[pos] * w[:, h], dtype=f)) * gamma[h]) for h in range(hidden)], dtype=f)
+        m1 = f(np.sum(d, dtype=f) / f(hidden))
+        m2 = f(np.sum(d * xhat, dtype=f) / f(hidden))
+        out[pos] = inv_std * ((d - m1) - xhat * m2)
+    return out
+
+
+def test_the_invariants_allow_float32_rounding_and_catch_a_missing_term():
+    # Seed 1140832775's "shifted x" failed a correct kernel when orthogonality was checked
+    # against a fixed 1e-4: a row of variance 0.15 has EPS's share of 2e-3 there.
+    for seed in (1140832775, 1, 2, 3):
+        for case in ref.cases(np.random.default_rng(seed), "backward"):
+            if np.prod(case["inputs"]["x"].shape) > 600:
+                continue
+            got = _float32_grad_input(case)
+            assert all(ok for _, ok, _ in ref.invariants(case, {"grad_input": got}, "")), (seed, case["name"])
+            x = case["inputs"]["x"].astype(np.float64)
+            mean = x.mean(axis=-1, keepdims=True)
+            inv_std = 1 / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + ref.EPS)
+            xhat = (x - mean) * inv_std
+            i64 = {k: v.astype(np.float64) for k, v in case["inputs"].items()}
+            d = (i64["grad_output"] @ i64["weight"]) * i64["ln_weight"]
+            m1 = d.mean(axis=-1, keepdims=True)
+            m2 = (d * xhat).mean(axis=-1, keepdims=True)
+            no_variance = (inv_std * (d - m1)).astype(np.float32)  # the path through the variance left out
+            no_mean = (inv_std * (d - xhat * m2)).astype(np.float32)  # the path through the mean left out
+            if case["name"] in ("random", "shifted x"):
+                assert not ref.invariants(case, {"grad_input": no_variance}, "")[1][1], (seed, case["name"])
+                assert not ref.invariants(case, {"grad_input": no_mean}, "")[0][1], (seed, case["name"])

@@ -124,6 +124,9 @@ class Part:
     ops: tuple[str, ...] = ()  # op puzzles: the custom ops this part's graph must call
     sanitizers: tuple[str, ...] = ()  # compute-sanitizer tools this part always needs on a GPU
     budgets: tuple[Budget, ...] = ()  # access budgets, checked on the simulator
+    # Why this part's sizes cannot go beyond the puzzle's constants (one block of TPB
+    # threads, SIZE = 128): author verify then asks for no case beyond them, nor a seeded one.
+    fixed_size: str = ""
 
     def output_dtype(self, name: str) -> str:
         return self.dtypes.get(name, "float32")
@@ -366,6 +369,15 @@ def _budget(raw: dict, where: str) -> Budget:
     return Budget(str(raw.get("kernel", "")), limits, {str(k): str(v) for k, v in why.items()})
 
 
+def _fixed_size(raw: dict, where: str) -> str:
+    if "fixed_size" not in raw:
+        return ""
+    value = raw["fixed_size"]
+    if not isinstance(value, str) or not value.strip():
+        raise ManifestError(f"{where}.fixed_size says why the sizes are fixed: fixed_size = \"...\"")
+    return value.strip()
+
+
 def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, ops: tuple[str, ...]) -> Part:
     devices = tuple(raw.get("devices", ["gpu"] if kind == "kernel" else DEVICES))
     if not devices or any(d not in DEVICES for d in devices):
@@ -420,6 +432,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         ops=tuple(raw.get("ops", ops)),
         sanitizers=_tools(raw.get("sanitizers", []), where),
         budgets=tuple(_budget(b, f"{where}.budget[{i}]") for i, b in enumerate(raw.get("budget", []))),
+        fixed_size=_fixed_size(raw, where),
     )
 
 

@@ -4,8 +4,12 @@ What a puzzle claims must stay true, and this is where it is checked:
 - statically: every manifest loads; every text a learner reads exists in
   English and Korean; every skeleton is the one its solution derives; every
   reference case has a unique name and labels in both languages, the same
-  shapes whatever the seed, and an expected value for every output; every
-  wrong kernel under tests/wrong/ says why it is wrong and what must catch it;
+  shapes whatever the seed (but for seeded cases), and an expected value for
+  every output; every part has a case beyond every constant and a seeded one
+  (or says why not: fixed_size), and a case off the 16-bit float grids when
+  its outputs are floats; every budget has a wrong kernel that breaks it;
+  every wrong kernel under tests/wrong/ says why it is wrong and what must
+  catch it;
 - by running (`--run`): every solution passes on every device here; every
   skeleton is `not_started` untouched and never passes when forced; every
   wrong kernel fails, on the device and for the reason its wrong.toml states.
@@ -15,6 +19,7 @@ The tests run the same checks (tests/test_curriculum.py), one per kernel.
 
 from __future__ import annotations
 
+import ast
 import shutil
 import sys
 import tempfile
@@ -322,6 +327,8 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
         found.append(Verdict(p.id, f"{p.id}: at least two hints", len(p.hints) >= 2, f"{len(p.hints)} hints"))
         found += _drift(p)
         found += _reference(p)
+        found += _sizes(p)
+        found += _off_grid(p)
         found += _budgets(p, repo)
         for kernel in wrong_kernels(p, repo):
             problems = []
@@ -339,16 +346,144 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
 
 
 def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
-    """A part's access budget says what its text asks; a wrong kernel must show it bites."""
+    """A part's access budget says what its text asks; a wrong kernel must show it bites.
+    A checkout without tests/wrong (a learner's copy) has no wrong kernels to look at."""
     found = []
     kernels = wrong_kernels(p, repo)
     for part in p.parts:
         if not part.budgets:
             continue
+        if not (repo / WRONG).is_dir():
+            found.append(Verdict(p.id, f"{p.id}.{part.id}: a wrong kernel breaks its access budget", True,
+                                 "no tests/wrong here", skipped=True))
+            continue
         biting = [k.id for k in kernels if (k.part in (None, part.id)) and
                   any(e.finding == "budget" and e.device == "sim" for e in k.expect)]
         found.append(Verdict(p.id, f"{p.id}.{part.id}: a wrong kernel breaks its access budget", bool(biting),
                              ", ".join(biting) or "none has an expectation finding = \"budget\""))
+    return found
+
+
+def _grid_names(text: str) -> set[str]:
+    return {node.id for node in ast.walk(ast.parse(str(text), mode="eval")) if isinstance(node, ast.Name)}
+
+
+def beyond_constants(p: Puzzle, spec: launcher.CaseSpec) -> bool:
+    """Whether a case is beyond every constant of its puzzle, by two rules any size
+    slip breaks: (1) one of its size parameters is larger than every constant of the
+    manifest's [constants] (TPB, TILE, CONV: a size that fits in one block or one tile
+    stands in for no other), and (2) every launch whose grid depends on the case has
+    more blocks than a block has threads (size > TPB * TPB for ceildiv(size, TPB)
+    blocks: a sum of block totals, a loop over blocks, cannot hide behind TPB).
+    A part whose launches are one block shaped by constants meets neither: its
+    manifest says why with `fixed_size`."""
+    constants = p.constants
+    sizes = [v for v in spec.params.values() if isinstance(v, int) and not isinstance(v, bool)]
+    if constants and not any(v > max(constants.values()) for v in sizes):
+        return False
+    for launch, lau in zip(spec.part.launches, spec.launches):
+        if not any(_grid_names(g) - set(constants) for g in launch.grid):
+            continue
+        blocks = lau.grid[0] * lau.grid[1] * lau.grid[2]
+        if blocks <= lau.block[0] * lau.block[1] * lau.block[2]:
+            return False
+    return True
+
+
+SEEDED_RUNS = 40  # seeds a seeded case is drawn for: its shapes must vary, from a few candidates
+SEEDED_MOST = 8  # distinct shapes at most, so that builds are reused
+
+
+def _shape(case: dict) -> tuple:
+    return (tuple(sorted(case["params"].items())),
+            tuple((k, np.shape(v)) for k, v in sorted(case["inputs"].items())))
+
+
+def _sizes(p: Puzzle) -> list[Verdict]:
+    """Every part has a case beyond every constant (beyond_constants) and a case whose
+    sizes are drawn from the seed (`"seeded": True`, from a few candidates, and
+    different for different seeds), unless its manifest says why its sizes are fixed."""
+    found = []
+    try:
+        ref = engine.load_reference(p)
+    except Exception as exc:  # noqa: BLE001 - _reference reports it
+        return [Verdict(p.id, f"{p.id}: sizes beyond every constant, seeded sizes", False,
+                        f"{type(exc).__name__}: {exc}")]
+    for part in p.parts:
+        problems = []
+        shapes: set = set()
+        seeded = 0
+        for seed in range(1, SEEDED_RUNS + 1):
+            drawn = ref.cases(np.random.default_rng(seed), part.id)
+            cases = [c for c in drawn if c.get("seeded")]
+            seeded = max(seeded, len(cases))
+            shapes |= {_shape(c) for c in cases}
+            if seed == 1:
+                fixed = [c for c in drawn if not c.get("seeded")]
+                plan = launcher.make_plan(p, [(part, fixed, [ref.expected(c, part.id) for c in fixed])])
+                beyond = [spec for spec in plan.cases if beyond_constants(p, spec)]
+        if seeded and not 2 <= len(shapes) <= SEEDED_MOST:
+            problems.append(f"its seeded cases take {len(shapes)} shapes over {SEEDED_RUNS} seeds, "
+                            f"not 2 to {SEEDED_MOST}")
+        if not part.fixed_size:
+            if not beyond:
+                names = ", ".join(f"{k} = {v}" for k, v in p.constants.items()) or "none"
+                problems.append(f"no case is beyond every constant ({names}; see beyond_constants) "
+                                "and no fixed_size says why")
+            if not seeded:
+                problems.append("no case is seeded (\"seeded\": True) and no fixed_size says why")
+        found.append(Verdict(p.id, f"{p.id}.{part.id}: sizes beyond every constant, and drawn from the seed",
+                             not problems, "; ".join(problems)))
+    return found
+
+
+GRIDS = ("float16", "bfloat16")
+
+
+def on_grid(values: np.ndarray, grid: str) -> np.ndarray:
+    """`values` rounded to a 16-bit float format (to nearest, ties to even)."""
+    values = np.asarray(values)
+    if grid == "float16":
+        with np.errstate(over="ignore"):
+            return values.astype(np.float16).astype(values.dtype)
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return rounded.view(np.float32).astype(values.dtype)
+
+
+def off_grid(part, ref, case: dict, grid: str) -> bool:
+    """Whether a kernel that keeps values in a 16-bit float format fails this case at the
+    part's tolerance: both its inputs read through the format (the answer moves by more
+    than the tolerance) and its outputs stored in it (the answer itself is off the grid)."""
+    from . import compare
+
+    want = ref.expected(case, part.id)
+    floats = [n for n in part.outputs if part.output_dtype(n).startswith("float")]
+
+    def fails(got: dict) -> bool:
+        return any(not compare.check_output(n, got[n], want[n], part.atol, part.rtol).passed for n in floats)
+
+    rounded = {**case, "inputs": {k: on_grid(v, grid) if np.asarray(v).dtype.kind == "f" else v
+                                  for k, v in case["inputs"].items()}}
+    with np.errstate(all="ignore"):
+        return fails(ref.expected(rounded, part.id)) and fails({n: on_grid(want[n], grid) for n in floats})
+
+
+def _off_grid(p: Puzzle) -> list[Verdict]:
+    """Every part with float outputs has a case off the float16 and bfloat16 grids
+    (off_grid), so that a kernel keeping products or partial sums in 16 bits fails."""
+    try:
+        ref = engine.load_reference(p)
+    except Exception:  # noqa: BLE001 - _reference reports it
+        return []
+    found = []
+    for part in p.parts:
+        if not any(part.output_dtype(n).startswith("float") for n in part.outputs):
+            continue
+        cases = ref.cases(np.random.default_rng(1), part.id)
+        hits = [c["name"] for c in cases if all(off_grid(part, ref, c, g) for g in GRIDS)]
+        found.append(Verdict(p.id, f"{p.id}.{part.id}: a case off the float16 and bfloat16 grids at its tolerance",
+                             bool(hits), ", ".join(hits[:3]) if hits else "none: a 16-bit kernel would pass"))
     return found
 
 
@@ -375,11 +510,12 @@ def _reference(p: Puzzle) -> list[Verdict]:
             rng = np.random.default_rng(seed)
             parts = []
             for part in p.parts:
-                cases = [c for c in ref.cases(rng, part.id) if not c.get("seeded")]
-                names = [c.get("name", "") for c in cases]
+                drawn = ref.cases(rng, part.id)
+                cases = [c for c in drawn if not c.get("seeded")]
+                names = [c.get("name", "") for c in drawn]
                 if not all(names) or len(set(names)) != len(names):
                     problems.append(f"{part.id}: case names must be given and differ")
-                for c in cases:
+                for c in drawn:
                     label = c.get("label", {})
                     if not all(label.get(lang) for lang in LANGUAGES):
                         problems.append(f"{part.id}: case '{c.get('name')}' needs label.en and label.ko")

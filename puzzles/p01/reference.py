@@ -8,19 +8,32 @@ Which input makes each part of the kernel decide the answer:
   writes another's element leaves one unwritten (NaN) and one written twice;
 - float32: the sum is computed in float32, as the kernel does, so the check
   can be exact (large values round; the reference rounds the same way).
+  "random, 100 values" holds values off the float16 and bfloat16 grids: a
+  kernel that adds in 16 bits is wrong there;
+- one thread per element: "1024 values, the largest block" has as many
+  threads as a GPU block may hold, 32 warps; a kernel written for a few
+  elements (one thread looping over all of them, say) shows there, and the
+  part's access budget (one write per thread) says so on the simulator.
 The block is as wide as the vector: 4 elements as in the text, then sizes
-that are not powers of two.
+that are not powers of two, and one size drawn from the seed among a few
+("random size n"), so that repeated runs meet more sizes than a fixed list.
 """
 
 import numpy as np
 
 
-def _case(name: str, ko: str, values) -> dict:
+# The seeded case's sizes: a few, so that a run of another seed reuses a build.
+SEEDED_SIZES = (33, 250, 517, 777, 1000)
+
+
+def _case(name: str, ko: str, values, seeded: bool = False) -> dict:
     a = np.asarray(values, dtype=np.float32)
-    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a}}
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a},
+            "seeded": seeded}
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    n = int(rng.choice(SEEDED_SIZES))
     distinct = rng.permutation(np.arange(-13, 19)).astype(np.float32) * 0.5 + 0.25  # 32 different values
     return [
         _case("4 values", "값 4개", rng.uniform(-5, 5, 4).round(2)),
@@ -29,6 +42,8 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("large values round in float32, 13", "float32에서 반올림되는 큰 값, 13개",
               rng.uniform(1e7, 3e7, 13)),
         _case("random, 100 values", "무작위 값 100개", rng.normal(0, 100, 100)),
+        _case("1024 values, the largest block", "값 1024개, 가장 큰 블록", rng.normal(0, 100, 1024)),
+        _case(f"random size {n}", f"무작위 크기 {n}", rng.normal(0, 100, n), seeded=True),
     ]
 
 

@@ -16,8 +16,16 @@ Which input makes each part of the kernel decide the answer:
 - `a[i] * a[i]`: values that all differ, negative ones among them (a square
   is never negative); zero;
 - float32: the reference squares in float32, as the kernel does, so the
-  check is exact; in "squares round" no square fits in float32 exactly.
-The sizes never change with the seed; the values do.
+  check is exact; in "squares round" no square fits in float32 exactly, and
+  the inputs and squares are off the float16 and bfloat16 grids (a square
+  near 1e7 does not even fit in float16): squaring in 16 bits is wrong there;
+- one thread per element: a thread that squares more than its own element
+  breaks the part's access budget (one write per thread) on the simulator;
+  spare threads that write the last element again (a "clamped" index,
+  min(i, size - 1)) write it with the right value, but several threads at
+  once: the simulator reports the race.
+The sizes cannot go beyond the block of 8 (the text says so): one of them is
+drawn from the seed ("random size n"), the rest are fixed.
 """
 
 import numpy as np
@@ -25,13 +33,15 @@ import numpy as np
 THREADS = 8
 
 
-def _case(name: str, ko: str, values) -> dict:
+def _case(name: str, ko: str, values, seeded: bool = False) -> dict:
     a = np.asarray(values, dtype=np.float32)
     assert a.size <= THREADS
-    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a}}
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a},
+            "seeded": seeded}
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    n = int(rng.choice((2, 4, 6)))
     eight = rng.permutation(np.arange(-4, 4)).astype(np.float32) * 1.5 + 0.25  # 8 different values
     return [
         _case("5 values, 3 spare threads", "값 5개, 남는 스레드 3개", rng.uniform(-4, 4, 5).round(2)),
@@ -41,6 +51,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("8 values, no spare thread", "값 8개, 남는 스레드 없음", eight),
         _case("3 values, squares round", "값 3개, 제곱이 반올림됨",
               rng.uniform(1000, 5000, 3) * rng.choice([-1.0, 1.0], 3)),
+        _case(f"random size {n}", f"무작위 크기 {n}", rng.uniform(-50, 50, n), seeded=True),
     ]
 
 

@@ -22,8 +22,15 @@ Which input makes each part of the kernel decide the answer:
   writes rows that don't exist;
 - `* 10`: values that all differ, negative ones and zero among them;
 - float32: the reference multiplies in float32, as the kernel does, so the
-  check is exact (most products round).
-The shapes never change with the seed; the values do.
+  check is exact (most products round). Every value carries a random
+  fraction, off the float16 and bfloat16 grids: multiplying in 16 bits is
+  wrong in every case;
+- one thread per element: a thread that does its whole row (or more) gets
+  the right values, and breaks the part's access budget of one write per
+  thread on the simulator.
+The matrix never outgrows the block of 4 x 3 (the text says so): one shape is
+drawn from the seed ("random shape r x c", none of them square), the others
+are fixed.
 """
 
 import numpy as np
@@ -32,7 +39,11 @@ BLOCK_WIDTH = 4
 BLOCK_HEIGHT = 3
 
 
-def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int) -> dict:
+# The seeded case's shapes (rows, cols): a few, none square, so that builds are reused.
+SEEDED_SHAPES = ((2, 4), (1, 3), (2, 1), (3, 2), (1, 2))
+
+
+def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int, seeded: bool = False) -> dict:
     assert rows <= BLOCK_HEIGHT and cols <= BLOCK_WIDTH
     n = rows * cols
     # values that all differ: distinct steps of 1.5 apart, each moved by a random fraction below 1
@@ -41,16 +52,18 @@ def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int) ->
         values[rng.integers(n)] = 0.0
     a = values.reshape(rows, cols).astype(np.float32)
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"rows": rows, "cols": cols},
-            "inputs": {"a": a}}
+            "inputs": {"a": a}, "seeded": seeded}
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    rows, cols = SEEDED_SHAPES[rng.integers(len(SEEDED_SHAPES))]
     return [
         _case("3 rows x 4 cols, full block", "3행 x 4열, 블록을 꽉 채움", rng, 3, 4),
         _case("2 rows x 3 cols, both short", "2행 x 3열, 행과 열 모두 남음", rng, 2, 3),
         _case("3 rows x 2 cols, tall", "3행 x 2열, 세로로 긴 행렬", rng, 3, 2),
         _case("1 row x 4 cols, 2 rows idle", "1행 x 4열, 두 줄이 쉼", rng, 1, 4),
         _case("3 rows x 1 col, 3 cols idle", "3행 x 1열, 세 칸이 쉼", rng, 3, 1),
+        _case(f"random shape {rows} x {cols}", f"무작위 모양 {rows} x {cols}", rng, rows, cols, seeded=True),
     ]
 
 

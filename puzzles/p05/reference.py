@@ -18,19 +18,25 @@ Which input makes each part of the kernel decide the answer:
   the read and names it); "full block, 8 x 8" has no
   spare thread, and shows the guard drops no element;
 - float32: the sum is computed in float32 as the kernel does, so the check
-  is exact; "far apart" adds values a million times apart, which round.
-The sizes never depend on the seed; only the values do.
+  is exact; "far apart" adds values a million times apart, which round; they
+  are off the float16 and bfloat16 grids (a million does not even fit in
+  float16), so adding in 16 bits is wrong there;
+- one thread per element: a thread that fills a whole column (or more) gets
+  the right values, and breaks the part's access budget of one write per
+  thread on the simulator.
+The matrix never outgrows the block of 8 x 8 (the text says so): one size is
+drawn from the seed ("random size n"), the others are fixed.
 """
 
 import numpy as np
 
 
-def _case(name: str, ko: str, a, b) -> dict:
+def _case(name: str, ko: str, a, b, seeded: bool = False) -> dict:
     a = np.asarray(a, dtype=np.float32).reshape(1, -1)
     b = np.asarray(b, dtype=np.float32).reshape(-1, 1)
     assert a.size == b.size
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)},
-            "inputs": {"a": a, "b": b}}
+            "inputs": {"a": a, "b": b}, "seeded": seeded}
 
 
 def _distinct(rng: np.random.Generator, n: int, scale: float, shift: float) -> np.ndarray:
@@ -39,6 +45,7 @@ def _distinct(rng: np.random.Generator, n: int, scale: float, shift: float) -> n
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    n = int(rng.choice((2, 4, 6)))
     return [
         _case("3 x 3, the text's example", "3 x 3, 본문의 예", [1, 2, 3], [10, 20, 30]),
         _case("5 x 5, all values differ", "5 x 5, 값이 모두 다름",
@@ -48,6 +55,8 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("1 x 1, one value each", "1 x 1, 값 하나씩", rng.uniform(-5, 5, 1), rng.uniform(-5, 5, 1)),
         _case("7 x 7, far apart, rounds", "7 x 7, 크기 차가 커서 반올림됨",
               rng.uniform(1e6, 2e6, 7), rng.uniform(-1, 1, 7)),
+        _case(f"random size {n}", f"무작위 크기 {n}", _distinct(rng, n, 1.5, -3.0), _distinct(rng, n, 40.0, -90.0),
+              seeded=True),
     ]
 
 

@@ -14,7 +14,17 @@ Which input makes each part of the kernel decide the answer:
   names the thread. A size that fills its blocks
   exactly (4, 24) shows that the guard does not drop a real element;
 - `+ 10` in float32: computed as the kernel does, so the check is exact.
-The sizes never depend on the seed; only the values do.
+  "ten blocks, last holds 1" is off the float16 and bfloat16 grids: adding
+  in 16 bits is wrong there;
+- a grid far beyond the block: "1001 blocks, 4001" has hundreds of times
+  more blocks than a block has threads, so nothing that only works for a
+  few blocks (a grid_dim mix-up, a block number taken modulo something)
+  passes;
+- one thread per element: a kernel where one block loops over the whole
+  vector gets the right values, and breaks the part's access budget of one
+  write per thread on the simulator.
+One size is drawn from the seed among a few ("random size n"), so repeated
+runs meet more sizes than a fixed list.
 """
 
 import numpy as np
@@ -22,9 +32,14 @@ import numpy as np
 TPB = 4
 
 
-def _case(name: str, ko: str, values) -> dict:
+# The seeded case's sizes: a few, so that a run of another seed reuses a build.
+SEEDED_SIZES = (45, 130, 513, 999, 2050)
+
+
+def _case(name: str, ko: str, values, seeded: bool = False) -> dict:
     a = np.asarray(values, dtype=np.float32)
-    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a}}
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a},
+            "seeded": seeded}
 
 
 def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -33,12 +48,15 @@ def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    n = int(rng.choice(SEEDED_SIZES))
     return [
         _case("partial last block, 10", "마지막 블록이 덜 찬 10개", _distinct(rng, 10)),
         _case("exactly one block, 4", "딱 한 블록, 4개", _distinct(rng, 4)),
         _case("six full blocks, 24", "꽉 찬 블록 6개, 24개", _distinct(rng, 24)),
         _case("one element, 3 threads idle", "원소 1개, 스레드 3개는 쉼", rng.uniform(-5, 5, 1).round(2)),
         _case("ten blocks, last holds 1", "블록 10개, 마지막 블록엔 1개", rng.normal(0, 100, 37)),
+        _case("1001 blocks, 4001", "블록 1001개, 4001개", rng.normal(0, 100, 4001)),
+        _case(f"random size {n}", f"무작위 크기 {n}", _distinct(rng, n), seeded=True),
     ]
 
 

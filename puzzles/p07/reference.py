@@ -20,21 +20,41 @@ Which input makes each part of the kernel decide the answer:
   block) and 8 x 12 (3 full blocks across, 2 down) have no spare thread,
   and show that the guard drops no element;
 - `+ 10` in float32: computed as the kernel does, so the check is exact.
-The shapes never depend on the seed; only the values do.
+  "17 x 23, 30 blocks" holds values off the float16 and bfloat16 grids:
+  adding in 16 bits is wrong there;
+- a grid of many more blocks than a block has threads: "37 x 70, 180
+  blocks" (18 across, 10 down), where a block's corner lies far from the
+  start of the matrix;
+- one thread per element: a thread that does a row of its block (or more)
+  gets the right values, and breaks the part's access budget of one write
+  per thread on the simulator; a guard on the flattened index
+  (row * cols + col < rows * cols) lets a thread past the last column write
+  the next row's first element, the right value but a race with its owner,
+  which the simulator names.
+One shape is drawn from the seed among a few ("random shape r x c"), so
+repeated runs meet more shapes than a fixed list.
 """
 
 import numpy as np
 
 
-def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int) -> dict:
+# The seeded case's shapes (rows, cols): a few, so that builds are reused.
+SEEDED_SHAPES = ((5, 31), (33, 8), (12, 50), (61, 3), (26, 19))
+
+
+def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int, unrounded: bool = False,
+          seeded: bool = False) -> dict:
     n = rows * cols
-    # every value differs: quarters around zero, in a random order
-    a = (rng.permutation(np.arange(n) - n // 3).astype(np.float32) * 0.25 + 0.125).reshape(rows, cols)
+    if unrounded:  # off the 16-bit grids
+        a = rng.normal(0, 100, (rows, cols)).astype(np.float32)
+    else:  # every value differs: quarters around zero, in a random order
+        a = (rng.permutation(np.arange(n) - n // 3).astype(np.float32) * 0.25 + 0.125).reshape(rows, cols)
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"rows": rows, "cols": cols},
-            "inputs": {"a": a}}
+            "inputs": {"a": a}, "seeded": seeded}
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    rows, cols = SEEDED_SHAPES[rng.integers(len(SEEDED_SHAPES))]
     return [
         _case("6 x 9, partial both ways", "6 x 9, 양쪽 다 덜 찬 블록", rng, 6, 9),
         _case("9 x 6, taller than wide", "9 x 6, 세로로 긴 행렬", rng, 9, 6),
@@ -42,7 +62,9 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("8 x 12, full blocks only", "8 x 12, 꽉 찬 블록만", rng, 8, 12),
         _case("one row, 1 x 13", "행 하나, 1 x 13", rng, 1, 13),
         _case("one column, 13 x 1", "열 하나, 13 x 1", rng, 13, 1),
-        _case("17 x 23, 30 blocks", "17 x 23, 블록 30개", rng, 17, 23),
+        _case("17 x 23, 30 blocks", "17 x 23, 블록 30개", rng, 17, 23, unrounded=True),
+        _case("37 x 70, 180 blocks", "37 x 70, 블록 180개", rng, 37, 70),
+        _case(f"random shape {rows} x {cols}", f"무작위 모양 {rows} x {cols}", rng, rows, cols, seeded=True),
     ]
 
 

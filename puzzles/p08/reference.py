@@ -24,7 +24,17 @@ Which input makes each part of the kernel decide the answer:
 - the slot `local`, not the global index `i`: every case with a second block.
   From block 1 on, `shared[i]` lies past the block's 8 slots;
 - float32: one rounded addition, as the kernel does, so the check is exact.
-The sizes never depend on the seed; only the values do.
+  "8 blocks, random, 61" is off the float16 and bfloat16 grids: adding in
+  16 bits is wrong there;
+- more blocks than a block has threads: "20 blocks, 157", where a block's
+  first element lies beyond TPB * TPB;
+- the neighbour from the block's copy: reading a[i + 1] from global memory
+  again gives the right values inside a block, and breaks the part's access
+  budget (one global read per thread) on the simulator; so does a thread
+  that copies its neighbour's element too, which is also a race (two
+  threads writing one slot, with the same value).
+One size is drawn from the seed among a few ("random size n"), so repeated
+runs meet more sizes than a fixed list.
 """
 
 import numpy as np
@@ -32,9 +42,14 @@ import numpy as np
 TPB = 8
 
 
-def _case(name: str, ko: str, values) -> dict:
+# The seeded case's sizes: a few, so that a run of another seed reuses a build.
+SEEDED_SIZES = (30, 77, 200, 511, 1000)
+
+
+def _case(name: str, ko: str, values, seeded: bool = False) -> dict:
     a = np.asarray(values, dtype=np.float32)
-    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a}}
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a},
+            "seeded": seeded}
 
 
 def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -43,6 +58,7 @@ def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    n = int(rng.choice(SEEDED_SIZES))
     return [
         _case("one full block, 8", "꽉 찬 블록 하나, 8개", _distinct(rng, 8)),
         _case("partial last block, 13", "마지막 블록이 덜 찬 13개", _distinct(rng, 13)),
@@ -50,6 +66,8 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("three full blocks, 24", "꽉 찬 블록 셋, 24개", _distinct(rng, 24)),
         _case("one element", "원소 하나", rng.uniform(1, 5, 1).round(2)),
         _case("8 blocks, random, 61", "블록 8개, 무작위 값, 61개", rng.normal(0, 100, 61)),
+        _case("20 blocks, 157", "블록 20개, 157개", _distinct(rng, 157)),
+        _case(f"random size {n}", f"무작위 크기 {n}", _distinct(rng, n), seeded=True),
     ]
 
 

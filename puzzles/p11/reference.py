@@ -18,8 +18,20 @@ memory. Which input makes each part of the kernel decide the answer:
   are two warps, and '16 blocks, 1000' has the most threads and blocks,
   where a missing barrier is likeliest to show on a real GPU.
 
-Exact comparison: every value is a multiple of 1/8 between -100 and 100, so
-a sum of three of them is exact in float32, in any order.
+- more blocks than a block has threads: '70 blocks, 4421' (and a size drawn
+  from the seed among a few, "random size n");
+- float32, not 16 bits: '70 blocks, 4421' holds odd multiples of 2^-12
+  between 1 and 8 in size. float16 keeps 11 significant bits and bfloat16 8,
+  so neither holds any of them (a window kept in 16 bits is wrong there),
+  while float32 holds every sum of three exactly (at most 17 bits);
+- copying into shared memory once: a thread that reads its window from `a`
+  gets the right sums, and breaks the part's access budget (at most two
+  global reads per thread: its element and, for threads 0 and 1, a halo
+  element) on the simulator.
+
+Exact comparison: every value is a multiple of 1/8 between -100 and 100, or
+an odd multiple of 2^-12 below 8, so a sum of three of them is exact in
+float32, in any order.
 """
 
 import numpy as np
@@ -30,6 +42,16 @@ def _values(rng: np.random.Generator, size: int) -> np.ndarray:
     steps = np.concatenate([np.arange(-800, 0), np.arange(1, 801)])
     return (rng.choice(steps, size=size, replace=False) / 8).astype(np.float32)
 
+
+def _fine(rng: np.random.Generator, size: int) -> np.ndarray:
+    """`size` different odd multiples of 2^-12 between 1 and 8 in size, either sign: off the
+    float16 and bfloat16 grids, and every sum of three is exact in float32."""
+    odd = np.arange(4097, 32768, 2)
+    return (rng.choice(odd, size=size, replace=False) * rng.choice([-1, 1], size) / 4096).astype(np.float32)
+
+
+# The seeded case's sizes: a few, so that a run of another seed reuses a build.
+SEEDED_SIZES = (3, 150, 900, 2000, 3333)
 
 _CASES = [
     # name, Korean label, size
@@ -44,8 +66,14 @@ _CASES = [
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
-    return [{"name": name, "label": {"en": name, "ko": ko}, "params": {"size": size},
-             "inputs": {"a": _values(rng, size)}} for name, ko, size in _CASES]
+    n = int(rng.choice(SEEDED_SIZES))
+    found = [{"name": name, "label": {"en": name, "ko": ko}, "params": {"size": size},
+              "inputs": {"a": _values(rng, size)}} for name, ko, size in _CASES]
+    found.append({"name": "70 blocks, 4421", "label": {"en": "70 blocks, 4421", "ko": "블록 70개, 4421개"},
+                  "params": {"size": 4421}, "inputs": {"a": _fine(rng, 4421)}})
+    found.append({"name": f"random size {n}", "label": {"en": f"random size {n}", "ko": f"무작위 크기 {n}"},
+                  "params": {"size": n}, "inputs": {"a": _fine(rng, n)}, "seeded": True})
+    return found
 
 
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:

@@ -21,9 +21,24 @@ Which input makes each part of the kernels decide the answer:
   and '24 blocks, 3000' has the most blocks and threads, where a missing
   barrier is likeliest to show on a real GPU.
 
+- more blocks than a block has threads: '129 blocks, 16500' (its block
+  sums are more than step 2 could hold in one block's worth of anything);
+- float32, not 16 bits: in 'finer than 16 bits, 500' every a is an odd
+  multiple of 2^-12 between 1 and 2 in size (13 significant bits: float16
+  keeps 11, bfloat16 8) and every b a multiple of 1/2 up to 3/2, so a
+  product kept in 16 bits, or a block sum, is rounded there;
+- the tree: thread 0 adding the block's 128 products one by one gets the
+  same sum, and breaks the part's access budget (a tree reads at most two
+  slots per level, 16 in all; one product per thread, two global reads) on
+  the simulator;
+- a size drawn from the seed among a few ("random size n").
+
 Exact comparison: every input is a nonzero multiple of 1/4 in [-4, 4], so
-products are multiples of 1/16 and every partial sum (at most 3000 * 16)
-is exact in float32, whatever order the additions come in.
+products are multiples of 1/16 and every partial sum (at most 16500 * 16 <
+2^18) is exact in float32, whatever order the additions come in. In
+'finer than 16 bits, 500' products are multiples of 2^-13 below 3, and every
+partial sum of at most 500 of them (below 2^11) needs at most 24 bits: exact
+too.
 """
 
 import numpy as np
@@ -35,12 +50,25 @@ def _values(rng: np.random.Generator, size: int) -> np.ndarray:
     return (rng.choice(_STEPS, size=size) / 4).astype(np.float32)
 
 
-def _case(name: str, ko: str, a: np.ndarray, b: np.ndarray) -> dict:
+def _fine(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """a: odd multiples of 2^-12 between 1 and 2 in size, either sign (off the 16-bit grids);
+    b: nonzero multiples of 1/2 up to 3/2. Every product is a multiple of 2^-13 below 3."""
+    a = rng.choice(np.arange(4097, 8192, 2), size) * rng.choice([-1, 1], size) / 4096
+    b = rng.choice(np.array([-3, -2, -1, 1, 2, 3]), size) / 2
+    return a.astype(np.float32), b.astype(np.float32)
+
+
+# The seeded case's sizes: a few, so that a run of another seed reuses a build.
+SEEDED_SIZES = (60, 300, 1000, 5000, 9000)
+
+
+def _case(name: str, ko: str, a: np.ndarray, b: np.ndarray, seeded: bool = False) -> dict:
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)},
-            "inputs": {"a": a, "b": b}}
+            "inputs": {"a": a, "b": b}, "seeded": seeded}
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    n = int(rng.choice(SEEDED_SIZES))
     out = []
     for name, ko, size in [("1 element", "원소 1개", 1), ("7 elements", "원소 7개", 7),
                            ("one full block, 128", "꽉 찬 블록 하나, 128", 128),
@@ -55,6 +83,9 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
     for name, ko, size in [("3 blocks and 50, 434", "블록 3개와 50개, 434", 434),
                            ("24 blocks, 3000", "블록 24개, 3000", 3000)]:
         out.append(_case(name, ko, _values(rng, size), _values(rng, size)))
+    out.append(_case("129 blocks, 16500", "블록 129개, 16500개", _values(rng, 16500), _values(rng, 16500)))
+    out.append(_case("finer than 16 bits, 500", "16비트보다 정밀한 값, 500개", *_fine(rng, 500)))
+    out.append(_case(f"random size {n}", f"무작위 크기 {n}", _values(rng, n), _values(rng, n), seeded=True))
     return out
 
 

@@ -23,9 +23,24 @@ elements after it. Which input makes each term decide the answer:
   '16 blocks, 1000' has the most blocks and threads (64 threads are two
   warps), where a missing barrier is likeliest to show on a real GPU.
 
+- more blocks than a block has threads (part `blocks`): '66 blocks, 4200';
+  part `simple` cannot outgrow its one block (its manifest says so);
+- float32, not 16 bits: 'finer than 16 bits, 50' (simple) and '66 blocks,
+  4200' (blocks) hold a values that are odd multiples of 2^-12 between 1
+  and 2 in size (13 significant bits: float16 keeps 11, bfloat16 8), with
+  weights that are multiples of 1/2 up to 2: a value, product or sum kept
+  in 16 bits is rounded there;
+- shared memory: the text has a and b copied once; a thread that reads its
+  weights (or its window) from global memory gets the right sums, and
+  breaks the part's access budget on the simulator (simple: a[i] and, for
+  threads below CONV, b[i]; blocks: also one halo element);
+- a size drawn from the seed among a few in each part ("random size n").
+
 Exact comparison: a holds multiples of 1/8 in [-16, 16], b multiples of 1/8
 in [-4, 4]: every product and every sum of up to 4 of them is exact in
-float32, in any order.
+float32, in any order. In the finer cases every product is a multiple of
+2^-13 below 4, and every sum of up to 4 (below 16) needs at most 17 bits:
+exact too.
 """
 
 import numpy as np
@@ -42,6 +57,19 @@ def _b(rng: np.random.Generator) -> np.ndarray:
     steps = np.concatenate([np.arange(-32, 0), np.arange(1, 33)])
     return (rng.choice(steps, size=CONV, replace=False) / 8).astype(np.float32)
 
+
+def _fine_a(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Odd multiples of 2^-12 between 1 and 2 in size, either sign: off the 16-bit grids."""
+    return (rng.choice(np.arange(4097, 8192, 2), size) * rng.choice([-1, 1], size) / 4096).astype(np.float32)
+
+
+def _fine_b(rng: np.random.Generator) -> np.ndarray:
+    """Four different nonzero multiples of 1/2 up to 2 in size."""
+    return (rng.choice(np.array([-4, -3, -2, -1, 1, 2, 3, 4]), size=CONV, replace=False) / 2).astype(np.float32)
+
+
+# The seeded cases' sizes: a few per part, so that a run of another seed reuses a build.
+SEEDED_SIZES = {"simple": (7, 30, 50, 63), "blocks": (100, 300, 999, 2500, 4000)}
 
 _SIZES = {
     "simple": [
@@ -63,8 +91,16 @@ _SIZES = {
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
-    return [{"name": name, "label": {"en": name, "ko": ko}, "params": {"size": size},
-             "inputs": {"a": _a(rng, size), "b": _b(rng)}} for name, ko, size in _SIZES[part]]
+    n = int(rng.choice(SEEDED_SIZES[part]))
+    found = [{"name": name, "label": {"en": name, "ko": ko}, "params": {"size": size},
+              "inputs": {"a": _a(rng, size), "b": _b(rng)}} for name, ko, size in _SIZES[part]]
+    fine = (50, "finer than 16 bits, 50", "16비트보다 정밀한 값, 50개") if part == "simple" else \
+        (4200, "66 blocks, 4200", "블록 66개, 4200개")
+    found.append({"name": fine[1], "label": {"en": fine[1], "ko": fine[2]}, "params": {"size": fine[0]},
+                  "inputs": {"a": _fine_a(rng, fine[0]), "b": _fine_b(rng)}})
+    found.append({"name": f"random size {n}", "label": {"en": f"random size {n}", "ko": f"무작위 크기 {n}"},
+                  "params": {"size": n}, "inputs": {"a": _a(rng, n), "b": _b(rng)}, "seeded": True})
+    return found
 
 
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:

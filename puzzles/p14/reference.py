@@ -28,18 +28,27 @@ Term by term, and the input that makes each one decide the answer:
 - one block exactly (size 64): the second kernel must add nothing there;
 - the last block holding a single element (size 129);
 - unrounded float32 values (one case per part), the only case where the
-  order of additions changes the last bits: the tolerance covers that.
-
-Sizes never depend on the seed; the values do.
+  order of additions changes the last bits: the tolerance covers that. They
+  are off the float16 and bfloat16 grids: a scan kept in 16 bits fails there;
+- more blocks than a block has threads: '70 blocks, 4470' (part `any`). A
+  kernel 2 that gathers the earlier totals into its block's threads, one
+  total per thread, only sees 64 of them: the blocks from 65 on show it;
+- the method: a scan in rounds reads at most two slots per round, and a
+  thread adding up all the slots to its left (a serial scan) reads up to 64:
+  the parts' access budgets say so on the simulator, as they do for kernel 2
+  when the block's offset does not go through shared memory;
+- a size drawn from the seed among a few in each part ("random size n").
+Part `block` cannot outgrow its one block (its manifest says so).
 """
 
 import numpy as np
 
 TPB = 64
 # Magnitudes: the multiples of 1/8 from 0.25 to 40, 319 of them; drawn without
-# repeats and given random signs, the values all differ. Every prefix sum of
-# at most 300 of them is a multiple of 1/8 below 2^14, which float32 holds
-# exactly, so any order of additions gives the exact answer.
+# repeats and given random signs, the values all differ (longer vectors draw
+# them again). Every prefix sum of at most 5000 of them is a multiple of 1/8
+# below 2^18, which float32 holds exactly (21 bits), so any order of additions
+# gives the exact answer.
 _GRID = np.arange(2, 321) / 8.0
 
 
@@ -59,16 +68,26 @@ def _signed(rng: np.random.Generator, n: int, magnitudes) -> np.ndarray:
 
 
 def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
-    return _signed(rng, n, lambda k: _GRID[rng.choice(_GRID.size, k, replace=False)])
+    """Values that all differ (for more than the grid holds, values drawn from it again)."""
+    return _signed(rng, n, lambda k: _GRID[rng.choice(_GRID.size, k, replace=k > _GRID.size)])
 
 
 def _unrounded(rng: np.random.Generator, n: int) -> np.ndarray:
     return _signed(rng, n, lambda k: rng.uniform(0.25, 4.0, k))
 
 
-def _case(name: str, ko: str, a: np.ndarray) -> dict:
+# The seeded cases' sizes: a few per part, so that a run of another seed reuses a build.
+SEEDED_SIZES = {"block": (5, 17, 40, 63), "any": (130, 700, 1500, 3000, 5000)}
+
+
+def _case(name: str, ko: str, a: np.ndarray, seeded: bool = False) -> dict:
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)},
-            "inputs": {"a": np.asarray(a, dtype=np.float32)}}
+            "inputs": {"a": np.asarray(a, dtype=np.float32)}, "seeded": seeded}
+
+
+def _random(rng: np.random.Generator, part: str) -> dict:
+    n = int(rng.choice(SEEDED_SIZES[part]))
+    return _case(f"random size {n}", f"무작위 크기 {n}", _distinct(rng, n), seeded=True)
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
@@ -80,6 +99,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
             _case("part of a block, 37", "블록 일부, 37개", _distinct(rng, 37)),
             _case("a single value", "값 하나", _distinct(rng, 1)),
             _case("unrounded floats, 64", "반올림되는 실수 64개", _unrounded(rng, 64)),
+            _random(rng, part),
         ]
     return [
         _case("less than a block, 20", "블록보다 적게, 20개", _distinct(rng, 20)),
@@ -88,6 +108,8 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("partial last block, 150", "마지막 블록이 일부, 150개", _distinct(rng, 150)),
         _case("five blocks, 300", "블록 다섯 개, 300개", _distinct(rng, 300)),
         _case("unrounded floats, 256", "반올림되는 실수 256개", _unrounded(rng, 256)),
+        _case("70 blocks, 4470", "블록 70개, 4470개", _distinct(rng, 4470)),
+        _random(rng, part),
     ]
 
 

@@ -20,9 +20,16 @@ Term by term, and the input that makes each one decide the answer:
   block and several blocks, where a missing barrier races on a real GPU;
 - size 1: only thread 0 holds an element;
 - unrounded float32 values (one case): the only one where the order of the
-  additions changes the last bits; the tolerance covers that.
-
-Sizes never depend on the seed; the values do.
+  additions changes the last bits; the tolerance covers that. They are off
+  the float16 and bfloat16 grids: a tree kept in 16 bits fails there;
+- more blocks than a block has threads: '70 rows of 50' (a row itself can
+  never outgrow the block: size <= TPB);
+- the tree: thread 0 adding up the row's 64 slots one by one gets the same
+  sum, and breaks the part's access budget (one global read per thread, at
+  most two shared reads per fold) on the simulator; every thread writing
+  the row's sum is the same value written 64 times, a race the simulator
+  names;
+- a shape drawn from the seed among a few ("random shape b x n").
 """
 
 import numpy as np
@@ -34,8 +41,13 @@ _GRID = np.arange(2, 401) / 8.0
 
 
 def _distinct(rng: np.random.Generator, batch: int, size: int) -> np.ndarray:
+    """Values that all differ (for more than the grid holds, values that differ within each row)."""
     n = batch * size
-    values = _GRID[rng.choice(_GRID.size, n, replace=False)] * rng.choice([-1.0, 1.0], n)
+    if n > _GRID.size:
+        picks = np.concatenate([rng.choice(_GRID.size, size, replace=False) for _ in range(batch)])
+    else:
+        picks = rng.choice(_GRID.size, n, replace=False)
+    values = _GRID[picks] * rng.choice([-1.0, 1.0], n)
     return values.reshape(batch, size).astype(np.float32)
 
 
@@ -45,13 +57,18 @@ def _unrounded(rng: np.random.Generator, batch: int, size: int) -> np.ndarray:
     return values.reshape(batch, size).astype(np.float32)
 
 
-def _case(name: str, ko: str, a: np.ndarray) -> dict:
+# The seeded case's shapes (batch, size): a few, so that builds are reused.
+SEEDED_SHAPES = ((2, 64), (9, 17), (30, 45), (100, 3), (12, 60))
+
+
+def _case(name: str, ko: str, a: np.ndarray, seeded: bool = False) -> dict:
     batch, size = a.shape
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"batch": batch, "size": size},
-            "inputs": {"a": np.ascontiguousarray(a, dtype=np.float32)}}
+            "inputs": {"a": np.ascontiguousarray(a, dtype=np.float32)}, "seeded": seeded}
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    batch, size = SEEDED_SHAPES[rng.integers(len(SEEDED_SHAPES))]
     pictured = np.array([[1, 2, -3, 4], [5, -1, 6, -2], [3, -8, 9, -7]], dtype=np.float32)
     return [
         _case("3 rows of 4, as pictured", "그림과 같은 3행 4열", pictured * rng.choice([1, -1])),
@@ -61,6 +78,9 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case("3 rows of 33, one past 32", "32보다 하나 많은 33열 3행", _distinct(rng, 3, 33)),
         _case("7 rows of a single value", "값 하나짜리 7행", _distinct(rng, 7, 1)),
         _case("unrounded, 4 rows of 64", "반올림되는 값, 64열 4행", _unrounded(rng, 4, 64)),
+        _case("70 rows of 50", "50열 70행", _distinct(rng, 70, 50)),
+        _case(f"random shape {batch} x {size}", f"무작위 모양 {batch} x {size}", _distinct(rng, batch, size),
+              seeded=True),
     ]
 
 
