@@ -241,3 +241,15 @@ def test_run_records_progress_and_run_goes_on_to_the_next(root, capsys):
     assert ("✔ done" if has_gpu() else "◐ passed on the simulator") in listing
     code, nxt, _ = invoke(capsys, "run", "--json", "--quick")
     assert json.loads(nxt)["id"] != "p01"
+
+
+def test_reset_writes_the_skeleton_in_the_learners_language_and_it_is_still_not_started(root, capsys):
+    learner = root / "puzzles/p04/map_2d.mojo"
+    assert invoke(capsys, "--lang", "ko", "reset", "p04", "--yes")[0] == 0
+    text = learner.read_text()
+    assert "# FILL IN: 이 스레드의 행과 열을 구하세요" in text and "# 퍼즐 4:" in text and "#ko" not in text
+    assert "# 가로 스레드 수" in text  # trailing comments too
+    code, out, _ = invoke(capsys, "run", "p04", "--json")  # a Korean skeleton is a skeleton: nothing compiles
+    assert json.loads(out)["status"] == "not_started"
+    _, shown, _ = invoke(capsys, "--lang", "ko", "reveal", "p04", "--yes")
+    assert "output[row, col] = a[row, col] * 10" in shown and "퍼즐 4:" in shown and "#ko" not in shown

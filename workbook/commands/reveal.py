@@ -8,13 +8,13 @@ import difflib
 from rich.syntax import Syntax
 
 from .. import backups, exitcodes, skeleton
-from ..i18n import WorkbookError, t
+from ..i18n import WorkbookError, language, t
 from .common import Context, confirm, resolve
 
 
 def solution_text(path) -> str:
     try:
-        return skeleton.clean_solution(path.read_text(encoding="utf-8"))
+        return skeleton.clean_solution(path.read_text(encoding="utf-8"), language())
     except OSError:
         raise WorkbookError("reveal.missing", path=backups.relative(path)) from None
 
