@@ -253,3 +253,79 @@ def test_reset_writes_the_skeleton_in_the_learners_language_and_it_is_still_not_
     assert json.loads(out)["status"] == "not_started"
     _, shown, _ = invoke(capsys, "--lang", "ko", "reveal", "p04", "--yes")
     assert "output[row, col] = a[row, col] * 10" in shown and "퍼즐 4:" in shown and "#ko" not in shown
+
+
+def workbook_process(*args: str, lang_env: str | None = None, columns: int = 80, cwd=REPO, extra_env=None):
+    """The real command in a fresh process: help texts are chosen at import, by language."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_LANG", "LANG", "LC_ALL", "LC_MESSAGES")}
+    env.update({"COLUMNS": str(columns), "PYTHONPATH": str(REPO), **(extra_env or {})})
+    if lang_env is not None:
+        env["WORKBOOK_LANG"] = lang_env
+    return subprocess.run([sys.executable, "-m", "workbook", *args], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+HELP_KEYS = {(): ["help.app", "help.opt.lang", "help.list", "help.run", "help.watch", "help.check"],
+             ("run",): ["help.run", "help.opt.seed", "help.opt.sanitize", "help.opt.quick", "help.opt.device"],
+             ("check",): ["help.check", "help.arg.puzzles", "help.opt.all", "help.opt.solutions"],
+             ("watch",): ["help.watch", "help.opt.sanitize", "help.opt.device", "help.opt.quick"]}
+
+
+@pytest.mark.parametrize("command", list(HELP_KEYS), ids=lambda c: " ".join(c) or "workbook")
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_help_wraps_at_80_columns_without_cutting_a_word_in_the_learners_words(command, lang):
+    from workbook import i18n
+
+    done = workbook_process("--lang", lang, *command, "--help")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines and max(cell_len(line) for line in lines) <= 80
+    assert "…" not in done.stdout
+    shown = {word.strip("│") for word in done.stdout.split()}
+    for key in HELP_KEYS[command]:
+        for word in i18n.t(key, lang).split():
+            assert word in shown, (key, word)
+    usage, options, help_line = (i18n.t(k, lang) for k in ("help.usage", "help.options", "help.opt.help"))
+    assert usage in done.stdout and options in done.stdout and help_line in " ".join(done.stdout.split())
+    if lang == "ko":
+        for english in ("Usage", "Options", "Show this message", "Arguments", "Commands"):
+            assert english not in done.stdout
+
+
+def test_workbook_alone_is_the_help_in_any_language_not_an_empty_error():
+    for args in ((), ("--lang", "ko")):
+        done = workbook_process(*args)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        assert ("사용법:" if args else "Usage:") in done.stdout
+
+
+@pytest.mark.parametrize("args,said", [
+    (("rn",), "'rn'이라는 명령은 없습니다. 'run'을 뜻했나요?"),
+    (("run", "--sed"), "--sed 옵션은 없습니다. --seed를 뜻했나요?"),
+    (("show",), "PUZZLE이 빠졌습니다"),
+    (("run", "--seed", "abc"), "--seed 옵션에는 정수가 필요합니다"),
+])
+def test_usage_errors_in_korean_name_the_help_of_that_command(args, said):
+    done = workbook_process("--lang", "ko", *args)
+    err = " ".join(done.stderr.split())
+    assert done.returncode == exitcodes.BAD_INPUT and said in err, err
+    assert f"`workbook {args[0]} --help`" in err or args == ("rn",)
+    assert "No such" not in err and "Missing" not in err
+
+
+def test_a_required_argument_says_so_in_korean():
+    done = workbook_process("--lang", "ko", "show", "--help")
+    assert "[필수]" in done.stdout and "[required]" not in done.stdout
+
+
+def test_lang_after_the_command_works_as_the_readme_says(root, capsys):
+    code, out, _ = invoke(capsys, "list", "--lang", "ko")
+    assert code == 0 and "1장" in out
+    code, out, _ = invoke(capsys, "list", "--lang=en")
+    assert code == 0 and "Chapter 1" in out
+
+
+def test_an_unknown_language_setting_is_said_not_silently_english(root):
+    done = workbook_process("list", lang_env="kr", extra_env={"WORKBOOK_ROOT": str(root)})
+    assert done.returncode == 0
+    assert "WORKBOOK_LANG=kr" in done.stderr and "ko" in done.stderr
+    assert workbook_process("list", lang_env="ko_KR.UTF-8", extra_env={"WORKBOOK_ROOT": str(root)}).stderr == ""

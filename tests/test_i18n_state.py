@@ -148,3 +148,23 @@ def test_backup_and_restore_round_trip(root):
     assert target.read_text() == "# my work\n"
     reasons = [b.reason for b in backups.all_backups("p18")]
     assert reasons.count("before-restore") == 1
+
+
+@pytest.mark.parametrize("word,subject,objective,towards", [
+    ("스레드 3", "이", "을", "으로"), ("스레드 2", "가", "를", "로"), ("p18", "이", "을", "로"),
+    ("p12", "가", "를", "로"), ("블록 0", "이", "을", "으로"), ("'run'", "이", "을", "으로"),
+    ("--seed", "가", "를", "로"), ("값", "이", "을", "으로"), ("파일", "이", "을", "로"), ("output", "이", "을", "으로"),
+    ("PUZZLE", "이", "을", "로"), ("10", "이", "을", "으로"),
+])
+def test_korean_particles_follow_the_last_syllable(word, subject, objective, towards):
+    assert i18n.particle(word, "이(가)") == subject
+    assert i18n.particle(word, "을(를)") == objective
+    assert i18n.particle(word, "(으)로") == towards
+
+
+def test_messages_choose_their_particles():
+    three = i18n.msg("finding.sim_out_of_bounds", who=i18n.msg("sim.thread", t=3), buffer="output", index=4, size=4)
+    two = i18n.msg("finding.sim_out_of_bounds", who=i18n.msg("sim.thread", t=2), buffer="output", index=4, size=4)
+    assert three.text("ko").startswith("스레드 3이 ") and two.text("ko").startswith("스레드 2가 ")
+    assert "(가)" not in three.text("ko") and "(를)" not in i18n.t("reset.ask", "ko", id="p12")
+    assert i18n.t("reset.ask", "ko", id="p12").startswith("p12를")

@@ -67,6 +67,11 @@ def language() -> str | None:
     return os.environ.get("WORKBOOK_LANG") or None
 
 
+def workspace_language() -> str | None:
+    """The language the workspace was made in (`workbook init`), if any."""
+    return None
+
+
 def locale_language() -> str:
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
