@@ -153,8 +153,8 @@ def test_backup_and_restore_round_trip(root):
 @pytest.mark.parametrize("word,subject,objective,towards", [
     ("스레드 3", "이", "을", "으로"), ("스레드 2", "가", "를", "로"), ("p18", "이", "을", "로"),
     ("p12", "가", "를", "로"), ("블록 0", "이", "을", "으로"), ("'run'", "이", "을", "으로"),
-    ("--seed", "가", "를", "로"), ("값", "이", "을", "으로"), ("파일", "이", "을", "로"), ("output", "이", "을", "으로"),
-    ("PUZZLE", "이", "을", "로"), ("10", "이", "을", "으로"),
+    ("--seed", "가", "를", "로"), ("값", "이", "을", "으로"), ("파일", "이", "을", "로"),
+    ("output", "이", "을", "으로"), ("PUZZLE", "이", "을", "로"), ("10", "이", "을", "으로"),
 ])
 def test_korean_particles_follow_the_last_syllable(word, subject, objective, towards):
     assert i18n.particle(word, "이(가)") == subject

@@ -107,6 +107,11 @@ class OutputCheck:
     first_wrong: list[tuple[int, float, float]] = field(default_factory=list)
     # Per element: 0 ok, 1 close to the tolerance, 2 wrong, 3 NaN/Inf (for the error map).
     error_map: list[int] = field(default_factory=list)
+    # The map's own shape: [cells] for a vector, [rows, cols] for a matrix (an output of
+    # more dimensions is a matrix of its last one), and how many elements a cell stands
+    # for along each (the worst of them shown).
+    map_shape: list[int] = field(default_factory=list)
+    map_step: list[int] = field(default_factory=list)
 
 
 @dataclass

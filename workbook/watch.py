@@ -23,7 +23,7 @@ from typing import IO
 from rich.console import Console
 
 from . import build, catalog, engine, report, state
-from .commands.common import Context
+from .commands.common import Context, learner_files
 from .i18n import WorkbookError, pick, t
 from .processes import Cancelled, Children
 from .results import PASSING, PuzzleResult
@@ -158,7 +158,7 @@ class Watcher:
     def redraw(self, result: PuzzleResult, partial: bool = False) -> None:
         self.out.clear()
         self.out.print(t("watch.header", id=self.target, time=time.strftime("%H:%M:%S")), style="dim")
-        report.render_result(self.out, result, pick(self.puzzle.title))
+        report.render_result(self.out, result, pick(self.puzzle.title), learner_files(self.puzzle))
         if partial:
             self.out.print(t("watch.graph_next"), style="cyan")
         elif result.status in PASSING:
