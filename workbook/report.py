@@ -21,7 +21,17 @@ from rich.table import Table
 from rich.text import Text
 
 from .i18n import Msg, pick, t
-from .results import CaseResult, DeviceResult, Finding, OutputCheck, PartResult, Picture, PuzzleResult, Status
+from .results import (
+    CaseResult,
+    DeviceResult,
+    Diagnostic,
+    Finding,
+    OutputCheck,
+    PartResult,
+    Picture,
+    PuzzleResult,
+    Status,
+)
 
 STYLE = {
     Status.PASS: "bold green",
@@ -510,6 +520,70 @@ def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] |
         text.append("  " + " ".join(notes) + "\n", style="dim")
     text.rstrip()
     return text
+
+
+# ---------------------------------------------------------------------------
+# `workbook watch`: the compact view
+# ---------------------------------------------------------------------------
+
+
+def compact(result: PuzzleResult, title: str, files: list[str] | None = None) -> list[RenderableType]:
+    """What `watch` leads with, most important first (so a short terminal can drop the end):
+    the verdict, a line per device, the first compile error or the first finding with its
+    line, and the first wrong case with its first wrong element."""
+    shown: list[RenderableType] = [Text.assemble((f"{result.id}  ", "bold"), (title, "bold"), "   ",
+                                                 badge(result.status))]
+    if result.status == Status.NOT_STARTED:
+        return [*shown, not_started(result, files)]
+    if result.problem:
+        shown.append(Text(say(result.problem), style="bold red"))
+    if result.diagnostics:
+        diag = result.diagnostics[0]
+        where = Table.grid(padding=(0, 1))
+        where.add_column(no_wrap=True)
+        where.add_column(ratio=1, overflow="fold")
+        where.add_row(Text(f"{diag.file}:{diag.line}:{diag.column}:", style="bold"),
+                      Text(diag.message, style="red"))
+        shown.append(where)
+        if diag.hint:
+            shown.append(indented(Text("→ " + say(diag.hint), style="yellow"), 2))
+        if diag.source:
+            shown.append(source_excerpt(Diagnostic(diag.file, diag.line, diag.column, diag.message,
+                                                   [s for s in diag.source if s[0] == diag.line])))
+    elif result.compiler_output:
+        shown.append(Text("\n".join(result.compiler_output.splitlines()[-4:]), style="red"))
+    many = len(result.parts) > 1
+    for part in result.parts:
+        for dev in [*sorted(part.kernels.values(), key=lambda d: DEVICE_ORDER.index(d.device)
+                            if d.device in DEVICE_ORDER else 9), *part.graph.values()]:
+            line = device_line(dev, "graph" if dev in part.graph.values() else "kernels")
+            shown.append(Text.assemble((f"{part.id} · ", "dim"), line) if many else line)
+    devices = [d for part in result.parts for d in part.all_devices()]
+    finding = next((f for d in devices for f in d.findings or []), None)
+    if finding is not None:
+        names = {c.name: case_name(c) for d in devices for c in d.cases}
+        shown.append(finding_line(finding, names))
+    failing = next(((d, c) for d in devices for c in d.cases if c.ran and not c.passed), None)
+    if failing is not None:
+        shown += first_wrong(*failing)
+    return shown
+
+
+def first_wrong(dev: DeviceResult, case: CaseResult) -> list[RenderableType]:
+    """The first failing case in two lines: which output, how many wrong, the first of them."""
+    out = next((o for o in case.outputs if not o.passed), None)
+    if out is None:
+        check = next(((pick(label), pick(detail)) for label, ok, detail in case.invariants if not ok), None)
+        what = f"{check[0]} ({check[1]})" if check else (t("report.order") if case.order_dependent else
+                                                          t("report.race"))
+        return [indented(f"✘ {case_name(case)}: {what}", style="red")]
+    lines: list[RenderableType] = [indented(Text(t("report.compact.case", case=case_name(case), output=out.name,
+                                                   wrong=out.mismatches, size=out.size), style="bold"))]
+    if out.first_wrong:
+        index, got, expected = out.first_wrong[0]
+        lines.append(indented(t("report.compact.element", element=out.name + element(index, out.shape),
+                                got=f"{got:.6g}", expected=f"{expected:.6g}"), 4, style="red"))
+    return lines
 
 
 # ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from rich.console import Console
+from rich.text import Text
 
 from . import build, catalog, engine, report, state
 from .commands.common import Context, learner_files
@@ -70,6 +71,8 @@ class Watcher:
         self.last_digest: str | None = None
         self.quitting = False
         self.events: queue.Queue = queue.Queue()
+        self.shown: PuzzleResult | None = None  # the result on screen, for `d`
+        self.cut = False  # whether the compact view had to leave something out
 
     @property
     def out(self) -> Console:
@@ -156,18 +159,45 @@ class Watcher:
                            {d: s.value for d, s in result.device_statuses().items()})
 
     def redraw(self, result: PuzzleResult, partial: bool = False) -> None:
+        """The compact view, cut to the terminal's height: the whole report is a key away."""
+        self.shown = result
         self.out.clear()
         self.out.print(t("watch.header", id=self.target, time=time.strftime("%H:%M:%S")), style="dim")
-        report.render_result(self.out, result, pick(self.puzzle.title), learner_files(self.puzzle))
+        after: list = []
         if partial:
-            self.out.print(t("watch.graph_next"), style="cyan")
+            after.append(Text(t("watch.graph_next"), style="cyan"))
         elif result.status in PASSING:
-            following = state.load().next_pending(catalog.all_puzzles(), after=self.puzzle.id)
-            if following is None:
-                self.out.print(t("watch.passed_last", id=self.puzzle.id), style="bold green")
-            else:
-                self.out.print(t("watch.passed", id=self.puzzle.id, next=following.id), style="bold green")
+            following = self.following()
+            after.append(Text(t("watch.passed_last", id=self.puzzle.id) if following is None else
+                              t("watch.passed", id=self.puzzle.id, next=following.id), style="bold green"))
+        room = max(3, self.out.height - 5 - self._lines(*after))  # the header and the status lines
+        shown, cut = [], False
+        for item in report.compact(result, pick(self.puzzle.title), learner_files(self.puzzle)):
+            height = self._lines(item)
+            if height > room:
+                cut = True
+                break
+            shown.append(item)
+            room -= height
+        for item in [*shown, *after]:
+            self.out.print(item)
         self.status_line()
+        self.cut = cut
+
+    def _lines(self, *items) -> int:
+        return sum(len(self.out.render_lines(item, self.out.options, pad=False)) for item in items)
+
+    def details(self) -> None:
+        """The whole report of the run shown last (`d`)."""
+        if self.shown is None:
+            return
+        report.render_result(self.out, self.shown, pick(self.puzzle.title), learner_files(self.puzzle))
+        self.status_line()
+
+    def following(self) -> catalog.Puzzle | None:
+        """The first puzzle in course order not finished here, other than this one."""
+        others = [p for p in catalog.all_puzzles() if p.id != self.puzzle.id]
+        return state.load().next_pending(others)
 
     def status_line(self) -> None:
         self.out.rule(style="dim")
@@ -190,8 +220,10 @@ class Watcher:
                 hint.main(self.ctx, puzzle=self.target)
             except WorkbookError as exc:
                 self.out.print(exc.msg.text(), style="red")
+        elif key == "d":
+            self.details()
         elif key == "n":
-            following = state.load().next_pending(catalog.all_puzzles(), after=self.puzzle.id)
+            following = self.following()
             if following is None:
                 self.out.print(t("watch.no_next"), style="yellow")
                 return
