@@ -129,15 +129,16 @@ def not_started(result: PuzzleResult, files: list[str] | None) -> Text:
 def render_diagnostics(console: Console, result: PuzzleResult) -> None:
     console.print(Text(t("report.compile_failed"), style="bold red"))
     for diag in result.diagnostics:
-        where = Table.grid(padding=(0, 1), expand=True)
+        where = Table.grid(padding=(0, 1))
         where.add_column(no_wrap=True)
         where.add_column(ratio=1, overflow="fold")
         where.add_row(Text(f"{diag.file}:{diag.line}:{diag.column}:", style="bold"), Text(diag.message, style="red"))
         console.print(where)
         if diag.source:
             console.print(source_excerpt(diag))
-        if diag.hint:
-            console.print(indented(Text("→ " + say(diag.hint), style="yellow"), 2))
+        for extra in (diag.explanation, diag.hint):
+            if extra:
+                console.print(indented(Text("→ " + say(extra), style="yellow"), 2))
         for note in diag.notes:
             console.print(indented(Text(t("report.note") + ": " + note, style="dim"), 2))
     if result.compiler_output:
@@ -150,7 +151,7 @@ def source_excerpt(diag) -> Table:
     lexer = "python" if diag.file.endswith(".py") else "mojo"
     code = "\n".join(text for _, text in diag.source)
     lines = Syntax(code, lexer, theme="ansi_dark").highlight(code).split("\n")
-    table = Table.grid(padding=(0, 1), expand=True)
+    table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True, justify="right")
     table.add_column(no_wrap=True)
     table.add_column(ratio=1, overflow="fold")
@@ -545,8 +546,9 @@ def compact(result: PuzzleResult, title: str, files: list[str] | None = None) ->
         where.add_row(Text(f"{diag.file}:{diag.line}:{diag.column}:", style="bold"),
                       Text(diag.message, style="red"))
         shown.append(where)
-        if diag.hint:
-            shown.append(indented(Text("→ " + say(diag.hint), style="yellow"), 2))
+        for extra in (diag.explanation, diag.hint):
+            if extra:
+                shown.append(indented(Text("→ " + say(extra), style="yellow"), 2))
         if diag.source:
             shown.append(source_excerpt(Diagnostic(diag.file, diag.line, diag.column, diag.message,
                                                    [s for s in diag.source if s[0] == diag.line])))

@@ -70,6 +70,8 @@ class Diagnostic:
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
     notes: list[str] = field(default_factory=list)
     hint: Msg | None = None  # what the workbook adds (an error in its launcher, say)
+    # A common mistake recognised: what caused it, naming the line (the compiler names the symptom).
+    explanation: Msg | None = None
 
 
 @dataclass
