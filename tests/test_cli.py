@@ -97,7 +97,7 @@ def test_hints_come_one_at_a_time_in_order(root, capsys):
     assert f"Hint 1 of {n}" in first and hints[0]["en"].split()[0] in first
     _, second, _ = invoke(capsys, "hint", "p18")
     assert f"Hint 2 of {n}" in second
-    _, everything, _ = invoke(capsys, "hint", "p18", "--all")
+    _, everything, _ = invoke(capsys, "hint", "p18", "--all", "--yes")
     assert f"Hint {n} of {n}" in everything
 
 
@@ -329,3 +329,57 @@ def test_an_unknown_language_setting_is_said_not_silently_english(root):
     assert done.returncode == 0
     assert "WORKBOOK_LANG=kr" in done.stderr and "ko" in done.stderr
     assert workbook_process("list", lang_env="ko_KR.UTF-8", extra_env={"WORKBOOK_ROOT": str(root)}).stderr == ""
+
+
+def test_all_hints_ask_first_and_a_hint_seen_can_be_read_again(root, capsys):
+    from workbook import catalog, state
+
+    hints = catalog.load("p12").hints
+    code, out, err = invoke(capsys, "hint", "p12", "--all")  # no terminal to ask: the answer is no
+    assert code == 0 and "Hint 1 of" not in out and "--yes" in err
+    assert state.load().of("p12").hints_shown == 0
+    code, _, err = invoke(capsys, "hint", "p12", "2")  # not seen yet: hint 1 comes first
+    assert code == exitcodes.BAD_INPUT and "hint 1" in " ".join(err.split())
+    invoke(capsys, "hint", "p12")
+    invoke(capsys, "hint", "p12")
+    code, again, _ = invoke(capsys, "hint", "p12", "1")
+    assert code == 0 and f"Hint 1 of {len(hints)}" in again and "Hint 2 of" not in again
+    assert hints[0]["en"].split()[0] in again and state.load().of("p12").hints_shown == 2  # re-reading counts nothing
+    assert invoke(capsys, "hint", "p12", str(len(hints) + 1))[0] == exitcodes.BAD_INPUT
+    code, everything, _ = invoke(capsys, "hint", "p12", "--all", "--yes")
+    assert code == 0 and f"Hint {len(hints)} of {len(hints)}" in everything
+    code, again, _ = invoke(capsys, "hint", "p12", "--all")  # all seen: nothing left to spoil, no question
+    assert code == 0 and f"Hint {len(hints)} of {len(hints)}" in again
+
+
+def test_reveal_apply_leaves_a_trace_in_progress(root, capsys):
+    from workbook import state
+
+    assert invoke(capsys, "reveal", "p18", "--yes", "--apply")[0] == 0
+    assert state.load().of("p18").solution_applied
+    _, listing, _ = invoke(capsys, "list")
+    line = next(line for line in listing.splitlines() if "p18" in line)
+    assert "solution applied" in line
+    doc = json.loads(invoke(capsys, "list", "--json")[1])
+    assert next(p for p in doc["puzzles"] if p["id"] == "p18")["solution_applied"]
+
+
+def test_progress_counts_gpu_and_simulator_passes_apart(root, capsys):
+    from workbook import catalog, state
+
+    total = len(catalog.all_puzzles())
+    chapter = sum(p.chapter == 1 for p in catalog.all_puzzles())
+    state.remember("p01", "pass", {"gpu": "compiled", "sim": "pass"})
+    state.remember("p02", "pass", {"gpu": "pass", "sim": "pass"})
+    _, listing, _ = invoke(capsys, "list")
+    assert f"passed on a GPU: 1 of {total}" in listing and f"passed on the simulator: 1 of {total}" in listing
+    assert "half" not in listing and f"✔1 ◐1 /{chapter}" in listing
+    doc = json.loads(invoke(capsys, "list", "--json")[1])
+    assert doc["passed"] == {"gpu": 1, "sim": 1, "total": total}
+
+
+def test_the_skeleton_message_names_the_file_and_says_show_once(root, capsys):
+    code, out, _ = invoke(capsys, "run", "p01")
+    said = " ".join(out.split())
+    assert code == exitcodes.FAILED and "puzzles/p01/map.mojo is still the skeleton" in said
+    assert said.count("workbook show p01") == 1

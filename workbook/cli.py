@@ -124,11 +124,13 @@ def reveal(puzzle: str = PUZZLE, yes: bool = YES,
 
 
 @app.command(cls=HelpCommand, help=t("help.hint"))
-def hint(puzzle: str = PUZZLE, show_all: bool = typer.Option(False, "--all", help=t("help.opt.all_hints")),
-         part: str | None = PART) -> None:
+def hint(puzzle: str = PUZZLE,
+         number: int | None = typer.Argument(None, help=t("help.arg.hint_number"), show_default=False),
+         show_all: bool = typer.Option(False, "--all", help=t("help.opt.all_hints")),
+         part: str | None = PART, yes: bool = YES) -> None:
     from .commands import hint as command
 
-    _done(command.main(Context(), puzzle=puzzle, show_all=show_all, part=part))
+    _done(command.main(Context(), puzzle=puzzle, number=number, show_all=show_all, part=part, yes=yes))
 
 
 @app.command(cls=HelpCommand, help=t("help.watch"))

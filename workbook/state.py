@@ -33,12 +33,6 @@ class Progress(str, Enum):
         """Nothing more to do for it on this machine."""
         return self in (Progress.DONE, Progress.PASSED_SIM, Progress.PASSED_CPU, Progress.COMPILED)
 
-    @property
-    def credit(self) -> float:
-        """Its share of the progress bar: a pass without a GPU is half of one."""
-        return {Progress.DONE: 1.0, Progress.PASSED_SIM: 0.5, Progress.PASSED_CPU: 0.5,
-                Progress.COMPILED: 0.25}.get(self, 0.0)
-
 
 @dataclass
 class PuzzleState:
@@ -47,6 +41,7 @@ class PuzzleState:
     passed_at: str | None = None  # when it last passed
     last_run: str | None = None
     hints_shown: int = 0
+    solution_applied: str | None = None  # when `reveal --apply` put the solution in: a pass after it is not all theirs
 
     @property
     def progress(self) -> Progress:
@@ -136,4 +131,11 @@ def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> None:
 def count_hint(puzzle_id: str, shown: int) -> None:
     current = load()
     current.of(puzzle_id).hints_shown = shown
+    save(current)
+
+
+def applied_solution(puzzle_id: str) -> None:
+    """Remember that the learner's files were replaced by the solution (`reveal --apply`)."""
+    current = load()
+    current.of(puzzle_id).solution_applied = now()
     save(current)

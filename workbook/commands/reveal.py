@@ -7,7 +7,7 @@ import difflib
 
 from rich.syntax import Syntax
 
-from .. import backups, exitcodes, skeleton
+from .. import backups, exitcodes, skeleton, state
 from ..i18n import WorkbookError, language, t
 from .common import Context, confirm, resolve
 
@@ -36,6 +36,7 @@ def main(ctx: Context, *, puzzle: str, yes: bool = False, apply: bool = False) -
         ctx.out.print(Syntax(diff, "diff", theme="ansi_dark") if diff else t("reveal.same"))
     if apply:
         backup = backups.write_files(chosen, solutions, "reveal-apply")
+        state.applied_solution(chosen.id)
         ctx.out.print(t("reveal.applied", backup=backups.relative(backup.dir)))
     else:
         ctx.out.print(t("reveal.not_applied", id=chosen.id), style="dim")
