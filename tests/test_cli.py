@@ -3,6 +3,7 @@ exit codes, messages, --json documents (errors too), and 80-column views."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -383,3 +384,28 @@ def test_the_skeleton_message_names_the_file_and_says_show_once(root, capsys):
     said = " ".join(out.split())
     assert code == exitcodes.FAILED and "puzzles/p01/map.mojo is still the skeleton" in said
     assert said.count("workbook show p01") == 1
+
+
+def test_python_without_the_workbooks_packages_says_so():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-S", "-m", "workbook", "list"], capture_output=True, text=True, env=env,
+                          cwd=REPO)  # -S: no site-packages, as from a Python outside the virtual environment
+    assert done.returncode == exitcodes.TOOLCHAIN and "Traceback" not in done.stderr
+    assert "'typer'" in done.stderr and sys.executable in done.stderr and "pip install" in done.stderr
+
+
+def test_show_pages_a_long_text_on_a_terminal_only(root, monkeypatch):
+    from rich.console import Console
+
+    from workbook.commands import show
+    from workbook.commands.common import Context
+
+    paged = []
+    monkeypatch.setattr(Console, "pager", lambda self, **kw: paged.append(kw) or __import__("contextlib").nullcontext())
+    tall = Console(force_terminal=True, width=80, height=24, file=io.StringIO())
+    assert show.main(Context(out=tall), puzzle="p18") == 0 and paged == [{"styles": True}]
+    assert "puzzles/p18/op/softmax.mojo" in tall.file.getvalue()
+    piped = Console(force_terminal=False, width=80, height=24, file=io.StringIO())
+    assert show.main(Context(out=piped), puzzle="p18") == 0 and len(paged) == 1  # a pipe: no pager
+    huge = Console(force_terminal=True, width=80, height=500, file=io.StringIO())
+    assert show.main(Context(out=huge), puzzle="p01") == 0 and len(paged) == 1  # it fits: no pager
