@@ -32,10 +32,15 @@ def backups_dir() -> Path:
 
 def create(puzzle: Puzzle, reason: str) -> Backup:
     """Copy the learner's current files of `puzzle`; returns the backup made."""
+    return keep(puzzle.id, puzzle.dir, list(puzzle.edit), reason)
+
+
+def keep(owner: str, folder: Path, names: list[str], reason: str) -> Backup:
+    """Copy some files of `folder` (a puzzle's, by default its learner files) before they are replaced."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    backup = Backup(f"{stamp}-{puzzle.id}-{reason}", puzzle.id, reason,
-                    datetime.now().isoformat(timespec="seconds"), [])
-    for name, path in zip(puzzle.edit, puzzle.learner_files()):
+    backup = Backup(f"{stamp}-{owner}-{reason}", owner, reason, datetime.now().isoformat(timespec="seconds"), [])
+    for name in names:
+        path = folder / name
         if path.exists():
             target = backup.dir / name
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -74,11 +74,23 @@ def _done(code: int) -> None:
 
 
 @app.callback()
-def main_options(lang: str | None = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko")) -> None:
+def main_options(context: typer.Context,
+                 lang: str | None = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko")) -> None:
     if lang is not None and lang not in i18n.LANGUAGES:
         raise i18n.WorkbookError("error.bad_lang", lang=lang)
     if lang is not None:
         i18n.set_language(lang)
+    if context.invoked_subcommand not in ("init", "doctor", None):
+        from .commands import init
+
+        init.bring_up_to_date(Context(as_json="--json" in sys.argv))
+
+
+@app.command(cls=HelpCommand, help=t("help.init"))
+def init(folder: str = typer.Argument(..., help=t("help.arg.folder"), show_default=False, metavar="DIR")) -> None:
+    from .commands import init as command
+
+    _done(command.main(Context(), folder=folder))
 
 
 @app.command("list", cls=HelpCommand, help=t("help.list"))
@@ -202,14 +214,15 @@ def _report_error(ctx: Context, key: str, message: str, code: int, **extra) -> i
 def _crash_log(exc: BaseException) -> str:
     """Write the traceback where the learner can find it (or send it), and say where."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    for folder in (settings.logs_dir(), settings.cache_dir() / "logs"):
+    for where in (settings.logs_dir, lambda: settings.cache_dir() / "logs"):
         try:
+            folder = where()
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"crash-{stamp}.log"
             path.write_text("workbook " + " ".join(sys.argv[1:]) + "\n\n" +
                             "".join(traceback.format_exception(exc)), encoding="utf-8")
             return str(path)
-        except OSError:
+        except (OSError, i18n.WorkbookError):  # no workspace to keep it in: the cache then
             continue
     return "(no log could be written)"
 

@@ -139,3 +139,11 @@ def applied_solution(puzzle_id: str) -> None:
     current = load()
     current.of(puzzle_id).solution_applied = now()
     save(current)
+
+
+def initial(folder) -> None:
+    """An empty progress file in `folder` (a new workspace's .workbook/), unless one is there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "state.json"
+    if not path.exists():
+        path.write_text(json.dumps({"version": VERSION, "puzzles": {}}, indent=2), encoding="utf-8")
