@@ -146,3 +146,21 @@ def test_a_long_source_line_wraps_inside_the_code_column(lang, colour):
     assert "^" in "\n".join(lines[first + 1:first + 4])
     message = " ".join(" ".join(lines[:first]).split())
     assert "'SIMD[DType.float32, 1]' to 'Int'" in message
+
+
+def test_list_show_and_hint_fit_80_columns_in_korean_without_cutting(root, lang):
+    from workbook.commands import hint, list_, show
+    from workbook.commands.common import Context
+
+    console = Console(width=80, record=True, force_terminal=False, no_color=True)
+    ctx = Context(out=console, err=console)
+    list_.main(ctx)
+    show.main(ctx, puzzle="p27")
+    hint.main(ctx, puzzle="p27")
+    text = console.export_text()
+    assert max(cell_len(line) for line in text.splitlines()) <= 80
+    assert "…" not in text
+    from workbook import catalog
+
+    title = i18n.pick(catalog.load("p27").title)
+    assert all(word in text.split() for word in title.split())

@@ -68,7 +68,7 @@ def main(ctx: Context) -> int:
         ctx.out.print(head)
         table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1), expand=True)
         table.add_column(style="bold", no_wrap=True)
-        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        table.add_column(overflow="fold", ratio=1)  # a long title wraps: nothing is cut
         table.add_column(no_wrap=True)
         table.add_column(justify="right", no_wrap=True)
         for puzzle in members:
