@@ -164,3 +164,21 @@ def test_list_show_and_hint_fit_80_columns_in_korean_without_cutting(root, lang)
 
     title = i18n.pick(catalog.load("p27").title)
     assert all(word in text.split() for word in title.split())
+
+
+def test_the_check_summary_gives_way_in_its_titles_only(lang):
+    results = []
+    for pid in ("p01", "p27"):
+        result = PuzzleResult(pid, "x", Status.PASS, seconds=12)
+        result.parts.append(PartResult("x", Status.PASS, {"sim": DeviceResult("sim", Status.PASS),
+                                                          "gpu": DeviceResult("gpu", Status.COMPILED)}, 0, 0))
+        results.append(result)
+    long = {"en": "Block-wide patterns: block.sum, block.prefix_sum, block.broadcast and a little more",
+            "ko": "블록 단위 패턴: block.sum, block.prefix_sum, block.broadcast 그리고 조금 더"}[lang]
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(report.summary_table(results, {"p01": "Map", "p27": long}))
+    lines = console.export_text().splitlines()
+    assert max(cell_len(line) for line in lines) <= 80
+    for pid in ("p01", "p27"):
+        row = next(line for line in lines if line.split()[:1] == [pid])  # the id whole, first
+        assert i18n.t("status.pass") in row and "12s" in row  # the verdict and the time whole

@@ -597,7 +597,9 @@ def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
     """The terse table of `workbook check`: one line per puzzle, even at 80 columns."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     table.add_column(t("report.col.puzzle"), no_wrap=True)
-    table.add_column(t("report.col.title"), no_wrap=True, overflow="ellipsis", ratio=1)
+    # The only column that gives way at 80 columns: its title is cut to one line, never the ids,
+    # verdicts or times (a column of no_wrap cells would make Rich shrink every column).
+    table.add_column(t("report.col.title"), ratio=1)
     table.add_column(t("report.col.status"), no_wrap=True)
     shown = [d for d in DEVICE_ORDER if any(d in r.device_statuses() for r in results)]
     for d in shown:
@@ -606,7 +608,8 @@ def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
     for r in results:
         devices = r.device_statuses()
         cells = [badge(devices[d], short=True) if d in devices else Text("·", style="dim") for d in shown]
-        table.add_row(r.id, Text(titles.get(r.id, r.title)), badge(r.status), *cells, f"{r.seconds:.0f}s")
+        table.add_row(r.id, Text(titles.get(r.id, r.title), no_wrap=True, overflow="ellipsis"), badge(r.status),
+                      *cells, f"{r.seconds:.0f}s")
     return table
 
 
