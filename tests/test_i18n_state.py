@@ -168,3 +168,11 @@ def test_messages_choose_their_particles():
     assert three.text("ko").startswith("스레드 3이 ") and two.text("ko").startswith("스레드 2가 ")
     assert "(가)" not in three.text("ko") and "(를)" not in i18n.t("reset.ask", "ko", id="p12")
     assert i18n.t("reset.ask", "ko", id="p12").startswith("p12를")
+
+
+def test_no_korean_message_leaves_a_particle_undecided():
+    """Every `{name}이(가)` in ko.toml resolves once a value fills it: no `스레드 3이(가)`."""
+    for key, text in i18n.catalog("ko").items():
+        values = {name: "p18" for name in re.findall(r"{(\w+)}", text)}
+        said = i18n.t(key, "ko", **values)
+        assert not re.search(r"이\(가\)|을\(를\)|은\(는\)|\(으\)로|과\(와\)|\(이\)라는", said), (key, said)
