@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -176,3 +177,11 @@ def test_no_korean_message_leaves_a_particle_undecided():
         values = {name: "p18" for name in re.findall(r"{(\w+)}", text)}
         said = i18n.t(key, "ko", **values)
         assert not re.search(r"이\(가\)|을\(를\)|은\(는\)|\(으\)로|과\(와\)|\(이\)라는", said), (key, said)
+
+
+def test_a_field_a_newer_workbook_added_does_not_cost_the_progress(root):
+    state.state_file().parent.mkdir(parents=True, exist_ok=True)
+    state.state_file().write_text(json.dumps({"version": state.VERSION, "puzzles": {
+        "p01": {"status": "pass", "hints_shown": 2, "last_run": "x", "from_the_future": True}}}))
+    loaded = state.load()
+    assert not loaded.warning and loaded.of("p01").hints_shown == 2

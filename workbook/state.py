@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from enum import Enum
 
@@ -94,7 +94,9 @@ def load() -> State:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("version") != VERSION:
             raise ValueError("unknown format")
-        puzzles = {pid: PuzzleState(**raw) for pid, raw in data.get("puzzles", {}).items()}
+        known = {f.name for f in fields(PuzzleState)}  # a field a newer workbook added is skipped, not fatal
+        puzzles = {pid: PuzzleState(**{k: v for k, v in raw.items() if k in known})
+                   for pid, raw in data.get("puzzles", {}).items()}
         return State(puzzles)
     except (OSError, ValueError, TypeError) as exc:
         aside = path.with_name(f"state.corrupt-{int(time.time())}.json")
