@@ -1,6 +1,7 @@
 """Edit to verdict: how long a learner waits after a one-line change to a kernel.
 
     python benchmarks/bench.py [--repeat N] [--json] [--out FILE] [--only p18,p01] [--keep]
+                               [--measure quick,full,plain,unwatched] [--baseline REV]
 
 For each puzzle measured, in a fresh copy of the workbook with the solution
 in the learner's files, after one untimed run (the learner has run it
@@ -26,6 +27,14 @@ before: Mojo's, MAX's and the workbook's caches are warm), N times:
 Seconds are medians of N runs (default 3); the ratio is to the plain flow
 measured in the same run. Standard library only; the subprocesses use this
 Python and its `mojo`.
+
+Two more measurements compare the workbook with itself, sample by sample in
+the same run (so under the same load):
+- `unwatched`: `run --quick` with the simulator built without watching
+  accesses (WORKBOOK_SIM_WATCH=0: no instrumentation, no line tables), which
+  is what watching every access costs;
+- `--baseline REV`: `run --quick` with the workbook of git revision REV (its
+  own copy of workbook/, puzzles/ and solutions/), to compare before/after.
 """
 
 from __future__ import annotations
@@ -51,7 +60,7 @@ ROOT = HERE.parent
 COPY_ITEMS = ("workbook", "puzzles", "solutions", "pyproject.toml")
 TIMEOUT = 1800
 # puzzle -> the kernel file the edit goes into
-EDITED = {"p18": "op/softmax.mojo", "p01": "map.mojo"}
+EDITED = {"p18": "op/softmax.mojo", "p01": "map.mojo", "p08": "shared.mojo", "p12": "dot.mojo"}
 TARGETS = {  # issue 9's targets, edit to first verdict, seconds
     ("p18", True): 5.0, ("p01", True): 4.0, ("p18", False): 10.0, ("p01", False): 5.0,
 }
@@ -131,20 +140,21 @@ def mojo() -> str:
 
 
 class Copy:
-    """A learner's checkout with the puzzle solved, its own caches, and an edit counter."""
+    """A learner's checkout with the puzzle solved, its own caches, and an edit counter.
+    `source` is the tree it is copied from: this checkout, or a baseline revision's."""
 
-    def __init__(self, puzzle: str, keep: bool):
+    def __init__(self, puzzle: str, keep: bool, source: Path = ROOT):
         self.puzzle, self.keep = puzzle, keep
         self.dir = Path(tempfile.mkdtemp(prefix=f"workbook-bench-{puzzle}-"))
         self.root = self.dir / "wb"
         self.root.mkdir()
         for item in COPY_ITEMS:
-            src = ROOT / item
+            src = source / item
             if src.is_dir():
                 shutil.copytree(src, self.root / item, ignore=shutil.ignore_patterns("__pycache__", ".workbook"))
             else:
                 shutil.copyfile(src, self.root / item)
-        shutil.copytree(ROOT / "solutions" / puzzle, self.root / "puzzles" / puzzle, dirs_exist_ok=True)
+        shutil.copytree(source / "solutions" / puzzle, self.root / "puzzles" / puzzle, dirs_exist_ok=True)
         self.edits = 0
 
     @property
@@ -162,10 +172,11 @@ class Copy:
         edit = f"    var edit_{self.edits} = i * {self.edits}  # a learner's edit\n"
         self.kernel_file.write_text(text[:line_end] + edit + text[line_end:], encoding="utf-8")
 
-    def env(self) -> dict[str, str]:
+    def env(self, **more: str) -> dict[str, str]:
+        """The copy's own workbook folder and caches; its own package first on the path."""
         env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_ROOT", "WORKBOOK_CACHE")}
         return dict(env, WORKBOOK_ROOT=str(self.root), WORKBOOK_CACHE=str(self.dir / "cache"), PYTHONUNBUFFERED="1",
-                    WORKBOOK_NO_PROGRESS="1")
+                    WORKBOOK_NO_PROGRESS="1", PYTHONPATH=str(self.root), **more)
 
     def close(self) -> None:
         if self.keep:
@@ -186,30 +197,51 @@ def plain_command(copy: Copy, gpu: bool) -> tuple[list[str], Path]:
         program.parent
 
 
-def measure(puzzle: str, repeat: int, gpu: bool, keep: bool, which: set[str]) -> list[Row]:
+def measure(puzzle: str, repeat: int, gpu: bool, keep: bool, which: set[str], baseline: Path | None,
+            revision: str) -> list[Row]:
     copy = Copy(puzzle, keep)
+    old = Copy(puzzle, keep, baseline) if baseline else None
     wb = [sys.executable, "-m", "workbook", "run", puzzle, "--json"]
     rows = [Row(puzzle, "quick", f"workbook run {puzzle} --quick"),
+            Row(puzzle, "unwatched", "  the same, simulator not watching accesses"),
+            Row(puzzle, "baseline", f"  the same, the workbook at {revision}"),
             Row(puzzle, "full", f"workbook run {puzzle} (full verdict)"),
             Row(puzzle, "plain", f"plain flow for {puzzle}" + ("" if gpu or puzzle == "p18" else " (compile only)"))]
-    rows = [r for r in rows if r.what in which]
-    commands = {"quick": [*wb, "--quick"], "full": wb}
+    rows = [r for r in rows if r.what in which or (r.what == "baseline" and old)]
+    commands = {"quick": [*wb, "--quick"], "unwatched": [*wb, "--quick"], "baseline": [*wb, "--quick"], "full": wb}
     log(f"{puzzle}: warm-up run")
     timed(wb if "full" in which else commands["quick"], copy.root, copy.env())
+    if "unwatched" in which:
+        timed(commands["quick"], copy.root, copy.env(WORKBOOK_SIM_WATCH="0"))
+    if old:
+        timed(commands["quick"], old.root, old.env())
     if "plain" in which:
         plain, cwd = plain_command(copy, gpu)
         timed(plain, cwd, copy.env())
     for i in range(repeat):
         for row in rows:
-            copy.edit()
-            log(f"{row.label} {i + 1}/{repeat}")
+            target = old if row.what == "baseline" else copy
+            target.edit()
+            log(f"{row.label.strip()} {i + 1}/{repeat}")
             if row.what == "plain":
                 plain, cwd = plain_command(copy, gpu)
                 row.samples.append(timed(plain, cwd, copy.env()))
+            elif row.what == "unwatched":
+                row.samples.append(timed(commands[row.what], copy.root, copy.env(WORKBOOK_SIM_WATCH="0")))
             else:
-                row.samples.append(timed(commands[row.what], copy.root, copy.env()))
+                row.samples.append(timed(commands[row.what], target.root, target.env()))
     copy.close()
+    if old:
+        old.close()
     return rows
+
+
+def checkout(revision: str) -> Path:
+    """The tree of a git revision, in a temp folder (removed by the caller)."""
+    folder = Path(tempfile.mkdtemp(prefix="workbook-bench-baseline-"))
+    archive = subprocess.run(["git", "archive", revision], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
 
 
 def machine() -> dict:
@@ -266,15 +298,20 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", default="p18,p01")
-    parser.add_argument("--measure", default="quick,full,plain", help="which of quick, full, plain")
+    parser.add_argument("--measure", default="quick,full,plain", help="which of quick, full, plain, unwatched")
+    parser.add_argument("--baseline", help="a git revision to compare `run --quick` with, sample by sample")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
+    baseline = checkout(args.baseline) if args.baseline else None
     gpu = has_gpu()
     meta = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "gpu": gpu, "machine": machine(),
             "repeat": args.repeat}
     rows: list[Row] = []
     for puzzle in [p.strip() for p in args.only.split(",") if p.strip()]:
-        rows += measure(puzzle, args.repeat, gpu, args.keep, set(args.measure.split(",")))
+        rows += measure(puzzle, args.repeat, gpu, args.keep, set(args.measure.split(",")), baseline,
+                        args.baseline or "")
+    if baseline:
+        shutil.rmtree(baseline, ignore_errors=True)
     result = dict(meta, measurements=[dict(asdict(r), seconds=r.seconds, first_verdict=r.first_verdict, ok=r.ok)
                                       for r in rows])
     if args.out:

@@ -225,7 +225,7 @@ def test_run_reports_a_wrong_kernel_with_an_error_map_and_who_wrote_what(root, c
     code, out, _ = invoke(capsys, "run", "p01", "--seed", "3", "--device", "sim")
     assert code == exitcodes.FAILED
     assert "X wrong" in out and "? NaN/Inf" in out and "Who wrote each element" in out
-    assert "wrote output[4], outside its 4 elements" in " ".join(out.split())
+    assert "wrote output[4], outside `output` (4 elements)" in " ".join(out.split())
     from workbook import state
 
     assert state.load().of("p01").last_run is None  # a run limited to one device is no verdict on the puzzle

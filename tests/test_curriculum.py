@@ -41,6 +41,15 @@ def test_the_solution_passes_on_every_device_here(sandbox, pid):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pid", [p.id for p in PUZZLES])
+def test_the_solution_passes_on_many_seeds(sandbox, pid):
+    """A correct kernel is never failed for the seed a learner happens to meet: every case of
+    every seed passes (one build holds every seed's cases; author verify runs more)."""
+    verdict = curriculum.run_seeds(sandbox, pid, curriculum.SEED_BATCH)
+    assert verdict.ok, verdict.detail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid", [p.id for p in PUZZLES])
 def test_the_skeleton_is_not_started_and_fails_when_forced(sandbox, pid):
     verdict = curriculum.run_skeleton(sandbox, pid)
     assert verdict.ok, verdict.detail

@@ -52,9 +52,12 @@ def test_every_message_the_code_uses_exists():
 
 def test_a_message_renders_in_both_languages_with_nested_messages():
     inner = i18n.msg("sim.thread_in_block", t="3", b="1")
-    outer = i18n.msg("finding.sim_out_of_bounds", who=inner, buffer="output", index=9, size=9)
-    assert outer.text("en") == "thread 3 of block 1 wrote output[9], outside its 9 elements"
+    outer = i18n.msg("finding.sim_write_outside", who=inner, buffer="output", element="output[9]", size=9)
+    assert outer.text("en") == "thread 3 of block 1 wrote output[9], outside `output` (9 elements)"
     assert "블록 1의 스레드 3" in outer.text("ko")
+    several = i18n.msg("finding.barrier_mismatch", block="0",
+                       where=[i18n.msg("sim.waits_at", n=2, line=40), i18n.msg("sim.waits_at", n=6, line=44)])
+    assert "(2 at line 40, 6 at line 44)" in several.text("en") and "줄 40에서 2개, 줄 44에서 6개" in several.text("ko")
     assert str(outer) == outer.text("en")
 
 
@@ -164,11 +167,11 @@ def test_korean_particles_follow_the_last_syllable(word, subject, objective, tow
 
 
 def test_messages_choose_their_particles():
-    three = i18n.msg("finding.sim_out_of_bounds", who=i18n.msg("sim.thread", t=3), buffer="output", index=4, size=4)
-    two = i18n.msg("finding.sim_out_of_bounds", who=i18n.msg("sim.thread", t=2), buffer="output", index=4, size=4)
-    assert three.text("ko").startswith("스레드 3이 ") and two.text("ko").startswith("스레드 2가 ")
-    assert "(가)" not in three.text("ko") and "(를)" not in i18n.t("reset.ask", "ko", id="p12")
-    assert i18n.t("reset.ask", "ko", id="p12").startswith("p12를")
+    assert i18n.t("watch.changed", "ko", id="p18").startswith("p18이 바뀌었습니다")
+    assert i18n.t("watch.changed", "ko", id="p12").startswith("p12가 바뀌었습니다")
+    assert "'output'이 틀린 곳" in i18n.t("report.first_failure", "ko", case="x", output="output")
+    assert "'buffer'가 틀린 곳" in i18n.t("report.first_failure", "ko", case="x", output="buffer")
+    assert i18n.t("reset.ask", "ko", id="p12").startswith("p12를") and "(를)" not in i18n.t("reset.ask", "ko", id="p12")
 
 
 def test_no_korean_message_leaves_a_particle_undecided():

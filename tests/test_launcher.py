@@ -42,8 +42,13 @@ def test_generated_code_fills_outputs_then_launches_each_case(root):
     assert body.index("poison_device(v_y, False)") < body.index("puzzle.softmax_gpu_kernel[128, DType.float32]")
     assert "grid_dim=(1, 1, 1), block_dim=(128, 1, 1)" in body
     host = launcher.generate(plan, "host")
-    assert "puzzle.softmax_cpu_kernel[128, DType.float32](" in host and "sim.launch(" in host
-    assert "sim.launch(" not in launcher.generate(plan, "host", with_sim=False)
+    assert "puzzle.softmax_cpu_kernel[128, DType.float32](" in host and "if not launch(Sim_" in host
+    cpu = host[host.index("def case_0_cpu("):host.index("def case_1_cpu(")]
+    assert cpu.index("wb.rep_begin(0)") < cpu.index("wb.cpu_begin()") < cpu.index("puzzle.softmax_cpu_kernel")
+    assert "if not launch(Sim_" not in launcher.generate(plan, "host", with_sim=False)
+    # The GPU launcher compiles the CPU kernel too (never running it there): a GPU-only call in
+    # it is a compile error with its line.
+    assert "def case_0_cpu_check():" in gpu and "puzzle.softmax_cpu_kernel[128, DType.float32](" in gpu
 
 
 def test_sums_are_zeroed_and_the_kernel_runs_twice(root):
@@ -54,18 +59,34 @@ def test_sums_are_zeroed_and_the_kernel_runs_twice(root):
     assert body.count("ctx.enqueue_function[") == 2
 
 
-def test_outputs_come_back_in_plan_order_and_sums_are_halved(root, tmp_path):
+def test_outputs_come_back_by_name_and_sums_are_halved(root, tmp_path):
     _, _, plan = plan_for("p22")
     spec = plan.cases[0]
     raw = bytearray()
-    for rep in range(2):
-        for buf in spec.outputs():
+    for rep in (1, 0):  # in any order: each output comes behind a header naming it
+        for k, buf in enumerate(spec.outputs()):
+            raw += np.array([0, rep, k, buf.nbytes], dtype=np.int32).tobytes()
             raw += np.full(buf.shape, rep + 1.0, dtype=np.float32).tobytes()
     (tmp_path / "out.bin").write_bytes(bytes(raw))
     got = launcher.read_outputs(plan, tmp_path / "out.bin", [0], 2)
     names = [b.name for b in spec.outputs()]
     assert got[0][1][names.index("output")][0, 0, 0] == 2.0
     assert got[0][1][names.index("grad_bias")][0] == 1.0  # halved: the kernel ran twice
+
+
+def test_a_case_that_stopped_keeps_no_values_and_never_another_cases(root, tmp_path):
+    """The simulator stopped case 1 (a barrier some threads never reach) before it wrote
+    anything: its values are missing, and case 2's stay with case 2."""
+    _, _, plan = plan_for("p08")
+    raw = bytearray()
+    for case in (0, 2):
+        for rep in range(2):
+            buf = plan.cases[case].outputs()[0]
+            raw += np.array([case, rep, 0, buf.nbytes], dtype=np.int32).tobytes()
+            raw += np.full(buf.shape, case, dtype=np.float32).tobytes()
+    (tmp_path / "out.bin").write_bytes(bytes(raw))
+    got = launcher.read_outputs(plan, tmp_path / "out.bin", [0, 1, 2], 2)
+    assert sorted(got) == [0, 2] and got[2][0][0][0] == 2.0
 
 
 def test_kernel_parameters_that_are_sizes_become_numbers(root):

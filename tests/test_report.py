@@ -47,7 +47,7 @@ def failing_result() -> PuzzleResult:
     big = compare.check_output("grad_weight", np.full(391, np.nan), np.ones(391), 0.0, 0.0)
     counted = CaseResult("big", {}, [big], [], passed=False, label={"en": "391 elements", "ko": "원소 391개"})
     finding = Finding("sim", "divergent_barrier", msg("finding.divergent_barrier", block=0, finished=64, done="t64",
-                                                         waiting=64, stuck="t0"),
+                                                         waiting=64, stuck="t0", line=137),
                       kernel="layernorm_linear_backward_gpu_kernel", file="puzzles/p22/op/layernorm_linear.mojo",
                       line=137, case="big", count=7)
     sim = DeviceResult("sim", Status.FAIL, cases=[long_case, counted], findings=[finding])
@@ -96,7 +96,9 @@ def test_a_failing_report_fits_80_columns_and_cuts_nothing(lang, colour):
     for word in words(LONG_LABEL[lang]):  # the case name wraps in its column, every word of it
         assert word.strip(",") in {t.strip(",") for t in tokens}, word
     assert "19/54" in text and "391/391" in text  # counts whole
-    finding = i18n.msg("finding.divergent_barrier", block=0, finished=64, done="t64", waiting=64, stuck="t0").text()
+    finding = i18n.msg("finding.divergent_barrier", block=0, finished=64, done="t64", waiting=64, stuck="t0",
+                       line=137).text()
+    assert "{" not in finding
     for word in words(finding):
         assert word in tokens, word
     assert "puzzles/p22/op/layernorm_linear.mojo:137" in text

@@ -1,5 +1,6 @@
 """The simulator, through the real compiler: ids in 1 to 3 dimensions, per-block shared
-memory, barrier(), several launches in a row, and the bugs it must name.
+memory, barrier(), several launches in a row, and every bug it must name, with the
+line of the access, the element in the learner's terms and the threads that did it.
 
 The fixture puzzle (tests/data/simbook/puzzles/p90) holds correct kernels; each test
 breaks one on purpose, as a learner would, and checks what the simulator reports."""
@@ -26,21 +27,44 @@ def book(tmp_path, monkeypatch) -> Path:
     return copy
 
 
-def run(book: Path, part: str, change: tuple[str, str] | None = None):
-    """Check one part on the simulator, with one change to the kernels."""
+def source_of(book: Path, *changes: tuple[str, str]) -> str:
     source = (book / "solutions/p90/sim.mojo").read_text()
-    if change:
-        assert change[0] in source, change[0]
-        source = source.replace(*change)
-    (book / "puzzles/p90/sim.mojo").write_text(source)
-    result = engine.check_puzzle(catalog.load("p90"), engine.Options(part=part, seed=1, quick=True,
-                                                                    devices=("sim",), force=True))
+    for old, new in changes:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    return source
+
+
+def run(book: Path, part: str, *changes: tuple[str, str], run_timeout: float | None = None):
+    """Check one part on the simulator, with changes to the kernels."""
+    (book / "puzzles/p90/sim.mojo").write_text(source_of(book, *changes))
+    result = engine.check_puzzle(catalog.load("p90"), engine.Options(part=part, seed=1, quick=True, devices=("sim",),
+                                                                    force=True, run_timeout=run_timeout))
     assert result.status != Status.COMPILE_ERROR, result.diagnostics
     return result.parts[0].kernels["sim"]
 
 
+def line(book: Path, text: str, *changes: tuple[str, str]) -> int:
+    """The line of the (changed) fixture that holds `text`."""
+    lines = source_of(book, *changes).splitlines()
+    found = [n for n, line in enumerate(lines, 1) if text == line] or \
+        [n for n, line in enumerate(lines, 1) if text.strip() == line.strip()] or \
+        [n for n, line in enumerate(lines, 1) if text in line]
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
 def kinds(dev) -> set[str]:
     return {f.kind for f in dev.findings or []}
+
+
+def only(dev, kind: str):
+    found = [f for f in dev.findings or [] if f.kind == kind]
+    assert found, (kind, [(f.kind, f.message.text("en")) for f in dev.findings or []])
+    return found[0]
+
+
+# --- what runs right ----------------------------------------------------------
 
 
 def test_ids_and_sizes_in_one_two_and_three_dimensions(book):
@@ -59,72 +83,275 @@ def test_several_launches_share_a_scratch_buffer(book):
     assert run(book, "sum").status == Status.PASS
 
 
-def test_a_missing_barrier_makes_the_result_depend_on_thread_order(book):
-    sim = run(book, "neighbours", ("    barrier()\n    if i < size:\n        output[i]",
-                                   "    if i < size:\n        output[i]"))
-    assert sim.status == Status.FAIL
-    assert any(c.order_dependent for c in sim.cases)
-    assert "reason.order" in [m.key for m in sim.reasons]
+def test_neighbouring_16_bit_slots_written_by_two_threads_are_no_race(book):
+    """Shared memory is watched byte by byte, at each access's own width: two threads
+    writing two float16 slots side by side are not one 4-byte word written twice."""
+    sim = run(book, "halves")
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
 
 
-def test_shared_memory_nobody_wrote_reads_as_nan(book):
-    sim = run(book, "neighbours", ("        shared[t] = a[i]\n", "        pass\n"))
-    assert sim.status == Status.FAIL
-    assert all(o.nan_count == o.size for c in sim.cases for o in c.outputs)
+def test_every_thread_s_reads_and_writes_are_counted(book):
+    """size 9, TPB 4: threads with an element read a[i] once, write output[i] once, write
+    their shared slot once and read two slots; the three spare threads do nothing."""
+    sim = run(book, "neighbours")
+    launch = next(a for a in sim.access if a.case == "size 9")
+    assert launch.kernel == "neighbours" and launch.threads == 12
+    table = launch.per_thread
+    from workbook.kernelrun import COUNTERS
+
+    column = {name: table[:, k].tolist() for k, name in enumerate(COUNTERS)}
+    assert column["global_reads"] == [1] * 9 + [0] * 3 and column["global_read_bytes"] == [4] * 9 + [0] * 3
+    assert column["global_writes"] == [1] * 9 + [0] * 3
+    assert column["shared_writes"] == [1] * 9 + [0] * 3
+    assert column["shared_reads"] == [2] * 9 + [0] * 3
+    assert launch.most["shared_reads"] == 2 and launch.total["global_writes"] == 9
+    assert launch.writes_per_element == {"output": 1}
 
 
-def test_two_threads_writing_one_shared_element_between_barriers_is_a_race(book):
-    sim = run(book, "neighbours", ("        shared[t] = a[i]\n", "        shared[t // 2] = a[i]\n"))
-    assert sim.status == Status.FAIL and "shared_race" in kinds(sim)
-    race = next(f for f in sim.findings if f.kind == "shared_race")
-    assert race.message.values["index"] == 0 and race.case == "size 9"
-    assert {race.message.values["a"].values["t"], race.message.values["b"].values["t"]} == {"0", "1"}
+# --- reads and writes outside -----------------------------------------------------
 
 
-def test_a_barrier_some_threads_never_reach_is_reported_with_the_counts(book):
-    sim = run(book, "neighbours", ("        shared[t] = a[i]\n    barrier()\n",
-                                   "        shared[t] = a[i]\n        barrier()\n"))
-    assert sim.status == Status.FAIL and kinds(sim) == {"divergent_barrier"}
-    stuck = sim.findings[0].message.values
-    assert (stuck["finished"], stuck["waiting"]) == (3, 1)  # size 9: the last block has one thread in range
+def test_a_read_past_the_end_of_a_shared_array_names_the_array_and_the_element(book):
+    change = ("shared[(t + 1) % last]", "shared[t + 1]")
+    sim = run(book, "neighbours", change)
+    found = only(sim, "shared_read_out_of_bounds")
+    assert found.line == line(book, "shared[t + 1]", change)
+    assert found.message.values["element"] == "shared[4]" and found.message.values["size"] == 4
+    assert found.file == "puzzles/p90/sim.mojo" and "shared[t + 1]" in found.source
+
+
+def test_a_write_past_a_shared_array_names_the_block_thread_and_element(book):
+    change = ("        shared[t] = a[i]\n", "        shared[t + 1] = a[i]\n")
+    sim = run(book, "neighbours", change)
+    found = only(sim, "shared_out_of_bounds")
+    assert found.line == line(book, "shared[t + 1] = a[i]", change)
+    assert found.message.values["element"] == "shared[4]"
+    who = found.message.values["who"]  # thread 3 of blocks 0 and 1 (block 2's thread 3 has no element)
+    assert who.key == "sim.threads_such_as" and who.values["n"] == 2
+    assert who.values["such"].values == {"t": "3", "b": "0"}
+
+
+def test_a_read_before_the_first_element_is_a_finding(book):
+    change = ("        shared[t] = a[i]\n", "        shared[t] = a[i - 1]\n")
+    sim = run(book, "neighbours", change)
+    found = only(sim, "read_out_of_bounds")
+    assert found.message.values["element"] == "a[-1]"
+    assert found.line == line(book, "a[i - 1]", change)
+    assert found.message.values["who"].values == {"t": "0", "b": "0"}
+
+
+def test_one_thread_too_many_and_no_guard_at_all_are_told_apart(book):
+    """`i <= size` lets one thread past the end; no guard lets every spare thread through."""
+    one = run(book, "neighbours", ("    if i < size:\n        shared[t] = a[i]\n",
+                                   "    if i <= size:\n        shared[t] = a[i]\n"))
+    found = only(one, "read_out_of_bounds")
+    assert found.threads == 1 and found.message.values["element"] == "a[9]"
+    every = run(book, "neighbours", ("    if i < size:\n        shared[t] = a[i]\n", "    shared[t] = a[i]\n"))
+    found = only(every, "read_out_of_bounds")
+    assert found.threads == 3 and found.message.values["element"] == "a[9..11]"
+    assert found.message.key == "finding.sim_read_outside"
+    assert found.message.values["who"].key == "sim.thread_range_in_block"
+    assert found.message.values["who"].values["first"] == 1 and found.message.values["who"].values["last"] == 3
 
 
 def test_a_write_past_the_end_is_named_with_the_thread(book):
-    sim = run(book, "neighbours", ("        output[i] = shared[t]", "        output[i + 1] = shared[t]"))
-    assert sim.status == Status.FAIL and "out_of_bounds" in kinds(sim)
-    found = next(f for f in sim.findings if f.kind == "out_of_bounds").message.values
-    assert (found["buffer"], found["index"], found["size"]) == ("output", 9, 9)
-    assert found["who"].values == {"t": "0", "b": "2"}
+    change = ("        output[i] = shared[t]", "        output[i + 1] = shared[t]")
+    sim = run(book, "neighbours", change)
+    found = only(sim, "out_of_bounds")
+    assert (found.message.values["buffer"], found.message.values["element"], found.message.values["size"]) == \
+        ("output", "output[9]", 9)
+    assert found.message.values["who"].values == {"t": "0", "b": "2"}
+    assert found.line == line(book, "output[i + 1]", change)
+
+
+def test_memory_far_outside_every_buffer_stops_the_case_and_says_read_or_write(book):
+    """Pointer arithmetic gone wild lands outside everything the simulator hands out: the
+    case stops at that instruction, which is named, and a write is told from a read.
+    (Tensor indexing can't get there: a small tensor's index is 32 bits wide and wraps.)"""
+    far_read = ("        shared[t] = a[i]\n", "        shared[t] = a.ptr[unsafe_offset=i - (1 << 36)]\n")
+    read = run(book, "neighbours", far_read)
+    found = only(read, "invalid_read")
+    assert found.line == line(book, "a.ptr[unsafe_offset=i - (1 << 36)]", far_read)
+    assert not read.cases[0].ran
+    far_write = ("        output[i] = shared[t] + shared[(t + 1) % last]",
+                 "        output.ptr[unsafe_offset=i - (1 << 36)] = shared[t] + shared[(t + 1) % last]")
+    wrote = run(book, "neighbours", far_write)
+    found = only(wrote, "invalid_write")
+    assert "invalid_read" not in kinds(wrote)
+    assert found.line == line(book, "output.ptr[unsafe_offset=i - (1 << 36)] =", far_write)
+
+
+# --- memory nobody wrote ------------------------------------------------------------
+
+
+def test_a_read_of_shared_memory_no_thread_wrote_is_a_finding(book):
+    change = ("    if i < size:\n        shared[t] = a[i]\n", "    if i < size and t != 1:\n        shared[t] = a[i]\n")
+    sim = run(book, "neighbours", change)
+    found = only(sim, "uninitialized_read")
+    assert found.message.values["element"] == "shared[1]" and found.message.key == "finding.sim_unwritten_shared"
+    assert found.line == line(book, "output[i] = shared[t] + shared[(t + 1) % last]", change)
+
+
+def test_a_read_of_a_scratch_element_no_launch_wrote_is_a_finding(book):
+    change = ("        totals[block_idx.x] = s", "        if block_idx.x == 0:\n            totals[0] = s")
+    sim = run(book, "sum", change)
+    found = only(sim, "uninitialized_read")
+    assert found.message.values["element"] == "totals[1..2]" and found.kernel == "grand_total"  # size 9: 3 blocks
+    assert found.line == line(book, "s += totals[k][0]", change)
+
+
+# --- races ----------------------------------------------------------------------
+
+
+def test_a_missing_barrier_is_a_race_with_both_lines(book):
+    change = ("    barrier()\n    if i < size:\n        output[i]", "    if i < size:\n        output[i]")
+    sim = run(book, "neighbours", change)
+    assert sim.status == Status.FAIL and any(c.order_dependent for c in sim.cases)
+    race = only(sim, "shared_race")
+    assert {race.line, race.other_line} == {line(book, "shared[t] = a[i]", change),
+                                            line(book, "output[i] = shared[t] +", change)}
+    assert race.message.key == "finding.sim_race_rw" and race.message.values["element"].startswith("shared[")
+
+
+def test_two_threads_writing_one_shared_element_in_one_round_is_a_race(book):
+    sim = run(book, "neighbours", ("        shared[t] = a[i]\n", "        shared[t // 2] = a[i]\n"))
+    race = only(sim, "shared_race")
+    assert race.message.key == "finding.sim_race_ww" and race.message.values["element"] == "shared[0..1]"
+    assert race.case == "size 9"
+
+
+def test_a_write_after_another_thread_s_read_in_the_same_round_is_a_race(book):
+    change = ("        output[i] = shared[t] + shared[(t + 1) % last]",
+              "        output[i] = shared[t] + shared[(t + 1) % last]\n        shared[t] = 0")
+    sim = run(book, "neighbours", change)
+    race = only(sim, "shared_race")
+    assert {race.line, race.other_line} == {line(book, "        shared[t] = 0", change),
+                                            line(book, "output[i] = shared[t] +", change)}
+    # Seen from both sides (forward: write after read; reverse: read after write), told once.
+    assert len([f for f in sim.findings if f.kind == "shared_race"]) == 1
+
+
+def test_two_threads_writing_the_same_value_to_one_element_is_still_a_race(book):
+    """A data race whatever the values: every thread of a block writes the block's first
+    element, all with the same value."""
+    change = ("        output[i] = shared[t] + shared[(t + 1) % last]",
+              "        output[i] = shared[t] + shared[(t + 1) % last]\n"
+              "        output[block_idx.x * TPB] = shared[0] + shared[1 % last]")
+    sim = run(book, "neighbours", change)
+    race = only(sim, "global_race")
+    assert race.message.key == "finding.sim_race_ww"
+    assert race.line == line(book, "output[block_idx.x * TPB] =", change)
 
 
 def test_two_blocks_writing_one_element_is_a_race(book):
     sim = run(book, "sum", ("        totals[block_idx.x] = s", "        totals[0] = s"))
-    assert "global_race" in kinds(sim)
-    assert any(f.message.key == "finding.sim_global_race_blocks" for f in sim.findings)
+    race = only(sim, "global_race")
+    assert race.message.key == "finding.sim_race_ww_blocks"
 
 
-def test_the_first_failing_case_shows_who_wrote_each_element(book):
-    sim = run(book, "neighbours", ("        output[i] = shared[t]", "        output[i + 1] = shared[t]"))
-    case = next(c for c in sim.cases if not c.passed)
-    shape, writers = case.picture.outputs["output"]
-    assert shape == [9] and writers[0] == -1 and writers[1] == 0 and writers[5] == 4  # thread 0 of block 1
-    (alloc, shared), = case.picture.shared
-    assert alloc == 0 and shared == [0, 1, 2, 3]
+# --- barriers ---------------------------------------------------------------------
 
 
-def test_a_cpu_function_using_gpu_ids_is_stopped_with_a_message(root):
+def test_a_barrier_some_threads_never_reach_names_its_line_and_the_counts(book):
+    change = ("        shared[t] = a[i]\n    barrier()\n", "        shared[t] = a[i]\n        barrier()\n")
+    sim = run(book, "neighbours", change)
+    assert sim.status == Status.FAIL and kinds(sim) == {"divergent_barrier"}
+    stuck = sim.findings[0]
+    assert (stuck.message.values["finished"], stuck.message.values["waiting"]) == (3, 1)  # size 9: one in range
+    assert stuck.line == line(book, "        barrier()", change)
+
+
+def test_threads_waiting_at_different_barriers_in_one_round_is_a_finding(book):
+    change = ("    barrier()\n    if i < size:\n        output[i]",
+              "    if t % 2 == 0:\n        barrier()\n    else:\n        barrier()\n"
+              "    if i < size:\n        output[i]")
+    sim = run(book, "neighbours", change)
+    found = only(sim, "barrier_mismatch")
+    lines = [int(w.values["line"]) for w in found.message.values["where"]]
+    assert sorted(lines) == sorted(n for n, text in enumerate(source_of(book, change).splitlines(), 1)
+                                   if text == "        barrier()")
+
+
+def test_a_case_the_simulator_stops_shows_none_of_another_case_s_values(book):
+    change = ("        shared[t] = a[i]\n    barrier()\n", "        shared[t] = a[i]\n        barrier()\n")
+    sim = run(book, "neighbours", change)
+    stopped = [c for c in sim.cases if not c.ran]
+    assert [c.name for c in stopped] == ["size 9", "size 3"]  # their last block is partly empty
+    assert all(c.outputs == [] for c in stopped)
+
+
+# --- endless loops ---------------------------------------------------------------------
+
+
+def test_a_thread_that_never_reaches_a_barrier_is_stopped_with_its_line(book, monkeypatch):
+    monkeypatch.setenv("WORKBOOK_SIM_STRETCH", "1")
+    change = ("        output[i] = shared[t] + shared[(t + 1) % last]",
+              "        var k = 0\n        while k < 4:\n            output[i] = shared[t] + shared[k % last]")
+    sim = run(book, "neighbours", change, run_timeout=30)
+    assert sim.status == Status.TIMEOUT and sim.seconds < 15
+    found = only(sim, "endless_loop")
+    assert found.message.key == "finding.sim_endless"
+    assert found.line in range(line(book, "while k < 4:", change), line(book, "shared[k % last]", change) + 1)
+
+
+def test_an_endless_loop_through_barriers_stops_at_the_limit_with_its_line(book):
+    change = ("    barrier()\n    if i < size:\n        output[i]",
+              "    var r = 0\n    while r >= 0:\n        barrier()\n        r += 1\n"
+              "    if i < size:\n        output[i]")
+    sim = run(book, "neighbours", change, run_timeout=3)
+    assert sim.status == Status.TIMEOUT
+    found = only(sim, "endless_loop")
+    assert found.message.key == "finding.sim_too_long" and found.line is not None
+
+
+# --- the CPU kernels of the op puzzles ---------------------------------------------------
+
+
+def test_a_cpu_function_using_gpu_ids_is_refused_at_compile_time(root):
+    """The GPU build compiles the CPU kernel too (never running it), so barrier() in it is
+    an error with its line, not a crash of the CPU run."""
     from conftest import put_solution, put_wrong
 
     put_solution(root, "p18")
     put_wrong(root, "p18", "barrier_on_cpu")
-    result = engine.check_puzzle(catalog.load("p18"), engine.Options(seed=1, quick=True, devices=("cpu",)))
-    cpu = result.parts[0].kernels["cpu"]
-    assert cpu.status == Status.CRASH and cpu.reasons[0].key == "run.sim_misuse"
+    result = engine.check_puzzle(catalog.load("p18"), engine.Options(seed=1, devices=("cpu", "gpu")))
+    assert result.status == Status.COMPILE_ERROR
+    assert any(d.file.endswith("softmax.mojo") for d in result.diagnostics)
 
 
-def test_a_read_past_the_end_of_an_input_is_named_with_the_thread(book):
-    sim = run(book, "neighbours", ("    if i < size:\n        shared[t] = a[i]\n", "    shared[t] = a[i]\n"))
-    assert sim.status == Status.FAIL and "read_out_of_bounds" in kinds(sim)
-    found = next(f for f in sim.findings if f.kind == "read_out_of_bounds").message.values
-    assert (found["buffer"], found["index"], found["size"]) == ("a", 9, 9)
-    assert found["who"].values == {"t": "1", "b": "2"}  # i = 2 * 4 + 1 = 9: the first past the end
+# --- warps ---------------------------------------------------------------------------
+
+
+def test_warp_operations_give_what_an_nvidia_gpu_gives(book):
+    """Shuffles (the top lanes keep their own value going down), the xor-butterfly sum in
+    every lane, max only sure in lane 0, the inclusive scan, broadcast and the ballot,
+    in blocks of two warps: the reference says what each lane gets on the GPU."""
+    sim = run(book, "warps")
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_a_warp_operation_reading_a_lane_with_no_thread_is_a_finding(book):
+    """Blocks of 40 threads: the second warp has 8 lanes, and warp.sum's butterfly reads
+    lanes 8-31 there."""
+    sim = run(book, "partial_warps")
+    found = only(sim, "warp_lane_missing")
+    assert found.line == line(book, "output[row, 1] = warp.sum(v)")
+    assert found.message.values["lanes"] == 8
+
+
+def test_a_shuffle_inside_a_branch_only_some_lanes_take_is_a_finding(book):
+    change = ("    output[row, 2] = warp.shuffle_down(v, 1)",
+              "    if lane_id() < 16:\n        output[row, 2] = warp.shuffle_down(v, 1)")
+    sim = run(book, "warps", change)
+    found = only(sim, "warp_divergence")
+    waits = {int(w.values["line"]): w.values["n"] for w in found.message.values["where"]}
+    # lanes 0-15 wait at the shuffle in the branch; 16-31 went on to the next one
+    assert waits == {line(book, "        output[row, 2] = warp.shuffle_down(v, 1)", change): 16,
+                     line(book, "    output[row, 3] = warp.shuffle_xor(v, 2)", change): 16}
+
+
+def test_a_shuffle_reading_a_lane_that_finished_is_a_finding(book):
+    change = ("    var row = i\n", "    var row = i\n    if lane_id() >= 16:\n        return\n")
+    sim = run(book, "warps", change)
+    found = only(sim, "warp_lane_finished")
+    assert found.line == line(book, "output[row, 1] = warp.sum(v)", change)

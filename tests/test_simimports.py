@@ -27,7 +27,7 @@ def test_gpu_names_come_from_the_simulator_and_the_rest_stays():
     assert out.splitlines() == [
         "from wbsim import thread_idx, block_idx as b",
         "from wbsim import barrier",
-        "from max.gpu.memory import AddressSpace",
+        "from wbsim import AddressSpace",
         "from max.gpu.host import DeviceContext",
         "from layout import TileTensor; from wbsim import stack_allocation",
         "from std.math import exp",
@@ -45,10 +45,10 @@ def test_a_parenthesised_import_keeps_its_line_count():
 
 
 @pytest.mark.parametrize("source,line,what", [
-    ("x = 1\nfrom max.gpu.primitives import warp\n", 2, "warp from max.gpu.primitives"),
+    ("x = 1\nfrom max.gpu.primitives import cluster\n", 2, "cluster from max.gpu.primitives"),
     ("import max.gpu\n", 1, "import max.gpu"),
     ("from max.gpu import *\n", 1, "from max.gpu import *"),
-    ("from max.gpu import thread_idx, lane_id\n", 1, "lane_id from max.gpu"),
+    ("from max.gpu import thread_idx, cluster_idx\n", 1, "cluster_idx from max.gpu"),
     ("from max.gpu.memory import async_copy\n", 1, "async_copy from max.gpu.memory"),
 ])
 def test_what_the_simulator_cannot_stand_in_for_is_refused_with_its_line(source, line, what):
@@ -64,3 +64,14 @@ def test_every_puzzle_file_the_simulator_runs_is_accepted():
         if puzzle.kind == "kernel":
             for path in puzzle.solution_files():
                 rewrite(path.read_text())
+
+
+def test_warps_come_from_the_simulator_s_warp_module():
+    source = ("from max.gpu import thread_idx, lane_id, WARP_SIZE\n"
+              "from max.gpu.primitives import warp, block\n"
+              "from max.gpu.primitives.warp import shuffle_down as down, sum\n")
+    assert rewrite(source).splitlines() == [
+        "from wbsim import thread_idx; from wbwarp import lane_id, WARP_SIZE",
+        "from wbsim import block; import wbwarp as warp",
+        "from wbwarp import shuffle_down as down, sum",
+    ]

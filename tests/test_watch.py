@@ -260,8 +260,8 @@ def rich_failure(puzzle) -> PuzzleResult:
     got[4:, :] = np.nan
     cases = [CaseResult(f"case{k}", {}, [compare.check_output("output", got, expected, 0, 0)], [], passed=False,
                         label={"en": f"case number {k}", "ko": f"케이스 {k}"}) for k in range(8)]
-    finding = Finding("sim", "out_of_bounds", i18n.msg("finding.sim_out_of_bounds", who=i18n.msg("sim.thread", t=3),
-                                                      buffer="output", index=54, size=54),
+    finding = Finding("sim", "out_of_bounds", i18n.msg("finding.sim_write_outside", who=i18n.msg("sim.thread", t=3),
+                                                      element="output[6, 0]", buffer="output", size=54),
                       file=f"puzzles/{puzzle.id}/x.mojo", line=27, case="case0")
     sim = DeviceResult("sim", Status.FAIL, cases=cases, findings=[finding])
     result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.FAIL)
@@ -278,7 +278,7 @@ def test_watch_leads_with_a_compact_view_that_fits_24_rows_and_d_shows_the_rest(
     view = session.text[session.text.rindex("workbook watch ·"):]
     lines = view.rstrip("\n").splitlines()
     assert len(lines) <= 24, view
-    assert "✘ fail" in view and "thread 3 wrote output[54]" in view and "puzzles/p07/x.mojo:27" in view
+    assert "✘ fail" in view and "thread 3 wrote output[6, 0]" in view and "puzzles/p07/x.mojo:27" in view
     assert "First failing case 'case number 0': 18 of the 54 elements of 'output' wrong" in view
     assert "output[4, 0] is nan, expected 36" in view
     assert "Who wrote" not in view and "case number 7" not in view  # the rest is a key away

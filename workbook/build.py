@@ -190,12 +190,57 @@ def python_files(puzzle: Puzzle, solutions: bool = False) -> Path:
 
 def support_digest() -> str:
     h = hashlib.sha256()
-    for path in sorted(settings.MOJO_SUPPORT.glob("*.mojo")):
+    for path in sorted([*settings.MOJO_SUPPORT.glob("*.mojo"), *settings.MOJO_SUPPORT.glob("*.c")]):
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
 
 
-def _path_map(src: Sources, generated: Path | None = None) -> dict[str, Path]:
+RUNTIME = settings.MOJO_SUPPORT / "wbsim.c"
+
+
+def runtime_object(children: Children) -> tuple[Path | None, str]:
+    """The simulator's runtime (wbsim.c), compiled once per content and C compiler."""
+    cc = toolchain.c_compiler()
+    if cc is None:
+        return None, "no C compiler (cc) found: Mojo needs one to link programs too"
+    key = hashlib.sha256(RUNTIME.read_bytes() + cc.encode()).hexdigest()[:16]
+    output = settings.cache_dir() / "runtime" / f"wbsim-{key}.o"
+    if output.exists():
+        return output, ""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(f".{output.name}.{os.getpid()}-{threading.get_ident()}")
+    log = output.with_name(f".{output.name}.{os.getpid()}-{threading.get_ident()}.log")
+    try:
+        outcome = children.run([cc, "-O2", "-fPIC", "-c", str(RUNTIME), "-o", str(partial)],
+                               timeout=settings.compile_timeout(), log=log)
+        children.check()
+        if outcome.returncode != 0 or not partial.exists():
+            return None, log.read_text(errors="replace") if log.exists() else "the C compiler failed"
+        os.replace(partial, output)
+        return output, ""
+    finally:
+        partial.unlink(missing_ok=True)
+        log.unlink(missing_ok=True)
+
+
+def _sim_link(children: Children):
+    """How the host launcher's object becomes a program: linked by hand against Mojo's
+    runtime libraries and the simulator's runtime, the way `mojo build` links, less
+    the ThreadSanitizer runtime it would add for `--sanitize thread`."""
+    runtime, why = runtime_object(children)
+    libs = toolchain.mojo_libs()
+    cc = toolchain.c_compiler()
+    if runtime is None or libs is None or cc is None:
+        return None, why or "Mojo's runtime libraries were not found beside the compiler"
+
+    def command(obj: Path, out: Path) -> list[str]:
+        return [cc, str(obj), str(runtime), str(libs / "libKGENCompilerRTShared.so"),
+                str(libs / "libAsyncRTMojoBindings.so"), f"-Wl,-rpath,{libs}", "-Wl,--gc-sections",
+                "-lm", "-ldl", "-o", str(out)]
+    return command, ""
+
+
+def path_map(src: Sources) -> dict[str, Path]:
     """Build-folder paths of the learner's files -> the files themselves. Only those:
     an error reported elsewhere is moved to the learner's line where a note allows."""
     mapping: dict[str, Path] = {}
@@ -208,8 +253,9 @@ def _path_map(src: Sources, generated: Path | None = None) -> dict[str, Path]:
     return mapping
 
 
-def _compile(children: Children, src: Sources, args: list[str], output: Path, tick=None) -> Built:
-    """Run the Mojo compiler once; a marker beside the output records a success.
+def _compile(children: Children, src: Sources, args: list[str], output: Path, tick=None, link=None) -> Built:
+    """Run the Mojo compiler once (and `link(object, program)`'s command after it, for a
+    program Mojo only compiles to an object); a marker beside the output records a success.
 
     The compiler writes into a folder of this process's own, under the output's
     own name (a .mojoc's module name comes from its file name), and the result
@@ -223,14 +269,22 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     staging = output.parent / f".tmp{os.getpid()}-{threading.get_ident()}"
     staging.mkdir(parents=True, exist_ok=True)
     partial = staging / output.name
+    compiled = staging / (output.name + ".o") if link else partial
     log = output.with_name(output.name + ".log")
     try:
-        outcome = children.run([str(mojo), *args, "-o", str(partial)], timeout=settings.compile_timeout(),
+        outcome = children.run([str(mojo), *args, "-o", str(compiled)], timeout=settings.compile_timeout(),
                                log=log, cwd=src.dir, tick=tick)
         children.check()
         text = log.read_text(errors="replace") if log.exists() else ""
         if outcome.timed_out:
             return Built(False, outcome.seconds, problem=msg("build.compile_timeout", seconds=int(outcome.seconds)))
+        if outcome.returncode == 0 and compiled.exists() and link:
+            linked = children.run(link(compiled, partial), timeout=settings.compile_timeout(), log=log, cwd=src.dir)
+            children.check()
+            if linked.returncode != 0 or not partial.exists():
+                words = diagnostics.tail(log.read_text(errors="replace") if log.exists() else "")
+                return Built(False, outcome.seconds + linked.seconds, output=words)
+            outcome.seconds += linked.seconds
         if outcome.returncode == 0 and partial.exists():
             os.replace(partial, output)
             marker.write_text("")
@@ -238,7 +292,7 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     generated = [a for a in args if a.endswith(".mojo")]
-    found = diagnostics.parse(text, _path_map(src), settings.root(), generated=[Path(g) for g in generated])
+    found = diagnostics.parse(text, path_map(src), settings.root(), generated=[Path(g) for g in generated])
     return Built(False, outcome.seconds, diagnostics=found, output="" if found else diagnostics.tail(text))
 
 
@@ -260,6 +314,12 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
         os.replace(partial, source)
     args = ["build", "-I", str(src.sim if with_sim else src.src), "-I", str(settings.MOJO_SUPPORT)]
     name = "host"
+    if which == "host":
+        # Every access of the compiled code calls the simulator first (wbsim.c), and
+        # line tables let it name the learner's line.
+        args[1:1] = ["--sanitize", "thread", "-g1", "--emit", "object"] if settings.sim_watches() else \
+            ["--emit", "object"]
+        name = "host" if settings.sim_watches() else "host-unwatched"
     if which == "gpu":
         args.insert(1, f"--target-accelerator={target}")
         name = f"gpu-{target}"
@@ -294,14 +354,19 @@ def launcher(children: Children, src: Sources, plan: Plan, which: str, target: s
     """Generate and build the `gpu` or `host` launcher for this plan (cached). `lines`
     adds line tables (-g1), so compute-sanitizer names the learner's line; they make
     the compile about half as long again, so only the sanitizer's build has them."""
+    link = None
+    if which == "host":
+        link, why = _sim_link(children)
+        if link is None:
+            return Built(False, problem=msg("build.no_linker", why=why))
     source, args, binary = _launcher_job(src, plan, which, target, lines)
-    built = _compile(children, src, [*args, str(source)], binary, tick)
+    built = _compile(children, src, [*args, str(source)], binary, tick, link)
     if built.ok or blames_learner(built):
         return built
     # Not the learner's code: perhaps a damaged entry. Build it once more from scratch.
     discard(source.parent)
     source, args, binary = _launcher_job(src, plan, which, target, lines)
-    return _compile(children, src, [*args, str(source)], binary, tick)
+    return _compile(children, src, [*args, str(source)], binary, tick, link)
 
 
 def precompile(children: Children, src: Sources, tick=None) -> Built:

@@ -81,6 +81,22 @@ class Scratch:
     dtype: str = "float32"
 
 
+BUDGET_LIMITS = ("max_global_reads", "max_global_writes", "max_shared_reads", "max_shared_writes",
+                 "min_shared_writes", "max_writes_per_element")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a part's text asks of the kernel's memory traffic, checked on the simulator's
+    counts: per thread at most (or, for min_shared_writes, per block at least) so many
+    accesses; per output element at most so many writes. `kernel` limits it to one
+    launch; `why` says it in the learner's words when it is broken."""
+
+    kernel: str
+    limits: tuple[tuple[str, int], ...]
+    why: dict[str, str]
+
+
 @dataclass(frozen=True)
 class Part:
     id: str
@@ -104,6 +120,7 @@ class Part:
     sim: bool = True  # whether the simulator can run this part's GPU kernels
     ops: tuple[str, ...] = ()  # op puzzles: the custom ops this part's graph must call
     sanitizers: tuple[str, ...] = ()  # compute-sanitizer tools this part always needs on a GPU
+    budgets: tuple[Budget, ...] = ()  # access budgets, checked on the simulator
 
     def output_dtype(self, name: str) -> str:
         return self.dtypes.get(name, "float32")
@@ -310,6 +327,19 @@ def _launch(raw: dict, where: str) -> Launch:
     )
 
 
+def _budget(raw: dict, where: str) -> Budget:
+    unknown = set(raw) - {*BUDGET_LIMITS, "kernel", "why"}
+    if unknown:
+        raise ManifestError(f"{where}: unknown budget keys {sorted(unknown)}; use {BUDGET_LIMITS}")
+    limits = tuple((k, int(raw[k])) for k in BUDGET_LIMITS if k in raw)
+    if not limits:
+        raise ManifestError(f"{where}: a budget needs at least one of {BUDGET_LIMITS}")
+    why = raw.get("why", {})
+    if not isinstance(why, dict) or "en" not in why:
+        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" (and why.ko)")
+    return Budget(str(raw.get("kernel", "")), limits, {str(k): str(v) for k, v in why.items()})
+
+
 def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, ops: tuple[str, ...]) -> Part:
     devices = tuple(raw.get("devices", ["gpu"] if kind == "kernel" else DEVICES))
     if not devices or any(d not in DEVICES for d in devices):
@@ -361,6 +391,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         sim=bool(raw.get("sim", True)),
         ops=tuple(raw.get("ops", ops)),
         sanitizers=_tools(raw.get("sanitizers", []), where),
+        budgets=tuple(_budget(b, f"{where}.budget[{i}]") for i, b in enumerate(raw.get("budget", []))),
     )
 
 

@@ -48,6 +48,9 @@ class Expectation:
     case: str = ""  # a case that must fail
     output: str = ""  # an output that must be wrong in that case
     needs: str = ""  # "gpu" or "sanitizer": checkable only where that is here
+    line: int = 0  # the finding must name this line of the learner's file
+    other_line: int = 0  # a race: the line of the other access
+    threads: int = 0  # the finding must count this many threads
 
 
 @dataclass
@@ -130,9 +133,12 @@ def meets(result: PuzzleResult, e: Expectation) -> tuple[bool, str]:
         if dev.status.value != e.status:
             problems.append(f"{e.device} status {dev.status.value} ({dev.reason})")
             continue
-        if e.finding and not any(f.kind == e.finding for f in dev.findings or []):
-            kinds = ", ".join(sorted({f.kind for f in dev.findings or []})) or "none"
-            problems.append(f"{e.device} findings: {kinds}, not {e.finding}")
+        if e.finding and not any(_names(f, e) for f in dev.findings or []):
+            kinds = ", ".join(sorted({f"{f.kind}@{f.line}" + (f"/{f.other_line}" if f.other_line else "")
+                                      + (f"×{f.threads}t" if f.threads else "") for f in dev.findings or []}))
+            wanted = e.finding + (f" at line {e.line}" if e.line else "") + (f" by {e.threads} threads"
+                                                                              if e.threads else "")
+            problems.append(f"{e.device} findings: {kinds or 'none'}, not {wanted}")
             continue
         if e.reason and not any(m.key == e.reason for m in dev.reasons):
             problems.append(f"{e.device} reasons: {', '.join(m.key for m in dev.reasons) or 'none'}")
@@ -148,6 +154,17 @@ def meets(result: PuzzleResult, e: Expectation) -> tuple[bool, str]:
                 continue
         return True, ""
     return False, "; ".join(problems)
+
+
+def _names(f, e: Expectation) -> bool:
+    """Whether finding `f` is the one `e` expects: its kind, and its lines and thread count if given."""
+    if f.kind != e.finding:
+        return False
+    if e.line and f.line != e.line and not (e.other_line == 0 and f.other_line == e.line):
+        return False
+    if e.other_line and f.other_line != e.other_line and f.line != e.other_line:
+        return False
+    return not e.threads or f.threads == e.threads
 
 
 class Sandbox:
@@ -245,6 +262,31 @@ def run_solution(sandbox: Sandbox, pid: str, seed: int = 5) -> tuple[PuzzleResul
                            ", ".join(bad) or f"status {result.status.value}")
 
 
+SEEDS = 40  # solution runs over this many seeds in one build: a seed-dependent false FAIL never lands
+SEED_BATCH = 20  # seeds per run: a launcher holding every case of every seed compiles in seconds
+
+
+def run_seeds(sandbox: Sandbox, pid: str, count: int = SEEDS, first: int = 1000) -> Verdict:
+    """The solution over `count` seeds (the simulator and the CPU kernels): every case of
+    every seed must pass, or a correct kernel would be failed on some learner's seed."""
+    puzzle = sandbox.puzzle(pid)
+    seeds = list(range(first, first + count))
+    failed: list[str] = []
+    for start in range(0, count, SEED_BATCH):
+        batch = tuple(seeds[start:start + SEED_BATCH])
+        result = engine.check_puzzle(puzzle, engine.Options(seeds=batch, quick=True, devices=("sim", "cpu")))
+        for part in result.parts:
+            for dev in part.kernels.values():
+                if dev.status in NOT_RAN:
+                    continue
+                bad = [c.name for c in dev.cases if not c.passed]
+                if dev.status != Status.PASS:
+                    failed.append(f"{part.id}/{dev.device} {dev.status.value}: "
+                                  + (", ".join(bad[:4]) or dev.reason))
+    return Verdict(pid, f"{pid}: the solution passes on {count} seeds ({seeds[0]}..{seeds[-1]})", not failed,
+                   "; ".join(failed[:3]))
+
+
 def run_skeleton(sandbox: Sandbox, pid: str, seed: int = 5) -> Verdict:
     puzzle = sandbox.skeleton(pid)
     untouched = engine.check_puzzle(puzzle, engine.Options(seed=seed, quick=True))
@@ -280,6 +322,7 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
         found.append(Verdict(p.id, f"{p.id}: at least two hints", len(p.hints) >= 2, f"{len(p.hints)} hints"))
         found += _drift(p)
         found += _reference(p)
+        found += _budgets(p, repo)
         for kernel in wrong_kernels(p, repo):
             problems = []
             if not kernel.why:
@@ -292,6 +335,20 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
                     problems.append(f"{name} is not a learner file")
             found.append(Verdict(p.id, f"{kernel.id}: says why and what must catch it", not problems,
                                  ", ".join(problems)))
+    return found
+
+
+def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
+    """A part's access budget says what its text asks; a wrong kernel must show it bites."""
+    found = []
+    kernels = wrong_kernels(p, repo)
+    for part in p.parts:
+        if not part.budgets:
+            continue
+        biting = [k.id for k in kernels if (k.part in (None, part.id)) and
+                  any(e.finding == "budget" and e.device == "sim" for e in k.expect)]
+        found.append(Verdict(p.id, f"{p.id}.{part.id}: a wrong kernel breaks its access budget", bool(biting),
+                             ", ".join(biting) or "none has an expectation finding = \"budget\""))
     return found
 
 
@@ -315,7 +372,9 @@ def _drift(p: Puzzle) -> list[Verdict]:
 
 
 def _reference(p: Puzzle) -> list[Verdict]:
-    """Every case named and labelled; shapes that don't depend on the seed; every output expected."""
+    """Every case named and labelled; shapes that don't depend on the seed, but for the
+    cases marked `seeded` (whose sizes are drawn from it, from a few candidates so that
+    builds are reused); every output expected."""
     try:
         ref = engine.load_reference(p)
         plans = []
@@ -324,7 +383,7 @@ def _reference(p: Puzzle) -> list[Verdict]:
             rng = np.random.default_rng(seed)
             parts = []
             for part in p.parts:
-                cases = list(ref.cases(rng, part.id))
+                cases = [c for c in ref.cases(rng, part.id) if not c.get("seeded")]
                 names = [c.get("name", "") for c in cases]
                 if not all(names) or len(set(names)) != len(names):
                     problems.append(f"{part.id}: case names must be given and differ")

@@ -14,8 +14,8 @@ to an `events` callback while the learner waits.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
-import random
 import tempfile
 import threading
 import time
@@ -26,7 +26,21 @@ from pathlib import Path
 
 import numpy as np
 
-from . import build, compare, gating, kernelrun, launcher, protocol, sanitizer, settings, skeleton, toolchain
+from . import (
+    build,
+    compare,
+    gating,
+    kernelrun,
+    launcher,
+    protocol,
+    sanitizer,
+    settings,
+    simfindings,
+    skeleton,
+    symbols,
+    timing,
+    toolchain,
+)
 from .catalog import Part, Puzzle
 from .graphrun import GraphWorker
 from .i18n import Msg, msg
@@ -37,6 +51,7 @@ from .results import (
     CaseResult,
     DeviceResult,
     Finding,
+    LaunchAccess,
     PartResult,
     Picture,
     PuzzleResult,
@@ -51,7 +66,8 @@ DEVICE_CHOICES = ("cpu", "gpu", "sim")
 class Options:
     solutions: bool = False  # use the reference solutions instead of the learner's files
     part: str | None = None  # run only this part
-    seed: int | None = None  # input cases are fresh each run unless a seed is given
+    seed: int | None = None  # the cases' seed; None: one drawn from the learner's files (seed_of)
+    seeds: tuple[int, ...] = ()  # several seeds in one run (author verify): every seed's cases, one build
     force: bool = False  # run an untouched skeleton anyway (tests and authors)
     # compute-sanitizer on GPU parts: "all", "auto" (racecheck once per content), "off"
     sanitize: str = "auto"
@@ -83,6 +99,26 @@ class Event:
 
 
 Events = Callable[[Event], None]
+
+
+def seed_of(puzzle: Puzzle, solutions: bool = False) -> int:
+    """The cases' seed when none is given: drawn from the files being checked, so that
+    every version of the learner's code meets its own values and seeded sizes, while a
+    run of the same code again meets the same cases (and its cached build)."""
+    h = hashlib.sha256(puzzle.id.encode())
+    for path in (puzzle.solution_files() if solutions else puzzle.learner_files()):
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"<missing>")
+    return int.from_bytes(h.digest()[:4], "little") % 2**31
+
+
+def _seeded(case: dict, seed: int) -> dict:
+    """A case of one of several seeds run together: its name says which seed."""
+    label = case.get("label", {})
+    return {**case, "name": f"{case['name']} · seed {seed}",
+            "label": {lang: f"{text} · seed {seed}" for lang, text in label.items()}}
 
 
 def is_untouched(puzzle: Puzzle) -> bool:
@@ -126,7 +162,7 @@ class _Check:
         self._events = events
         self.started = time.perf_counter()
         self.lock = threading.Lock()
-        self.seed = options.seed if options.seed is not None else random.randrange(2**31)
+        self.seed = options.seed if options.seed is not None else seed_of(puzzle, options.solutions)
         self.result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.PASS, puzzle.kind, seed=self.seed,
                                    solutions=options.solutions, quick=options.quick)
         self.parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
@@ -168,8 +204,12 @@ class _Check:
         try:
             self.src = build.sources(self.puzzle, self.options.solutions)
             reference = load_reference(self.puzzle)
-            rng = np.random.default_rng(self.seed)
-            self.cases = {p.id: list(reference.cases(rng, p.id)) for p in self.parts}
+            self.cases = {p.id: [] for p in self.parts}
+            for seed in self.options.seeds or (self.seed,):
+                rng = np.random.default_rng(seed)
+                for p in self.parts:
+                    self.cases[p.id] += [_seeded(c, seed) if self.options.seeds else c
+                                         for c in reference.cases(rng, p.id)]
             self.expected = {p.id: [reference.expected(c, p.id) for c in self.cases[p.id]] for p in self.parts}
             self.invariants = getattr(reference, "invariants", None)
             self.plan = launcher.make_plan(self.puzzle, [(p, self.cases[p.id], self.expected[p.id])
@@ -331,12 +371,58 @@ class _Check:
                 continue
             indices = [i for p in mode_parts for i in self._indices(p)]
             raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, mode, repeats, indices,
-                                limit=self.options.run_timeout, tick=self.ticker("", mode))
+                                limit=self.options.run_timeout or self._limit(mode), tick=self.ticker("", mode),
+                                symbolize=self.symbolize)
             self.children.check()
             for part in mode_parts:
                 dev = self._judge(mode, part, raw, orders=mode == "sim")
                 self.kernels[part.id][mode] = dev
                 self.emit(part.id, mode, "phase.verdict", dev.status)
+            whole = not self.options.part and len(mode_parts) == len([p for p in self.puzzle.parts
+                                                                      if mode in p.devices or mode == "sim"])
+            if whole and all(self.kernels[p.id][mode].status == Status.PASS for p in mode_parts):
+                timing.record(self.puzzle, mode, raw.seconds)
+
+    def _limit(self, mode: str) -> Callable[[], float]:
+        """How long the kernels may run on the simulator or the CPU (timing.py): a multiple
+        of the solution's own time. Unknown, it is measured only if a run is still going
+        after timing.FLOOR seconds, beside that run."""
+        default = settings.run_timeout()
+        known = timing.recorded(self.puzzle, mode)
+        if known is not None or self.options.solutions:
+            value = timing.limit_from(known, default)
+            return lambda: value
+        measured: dict[str, float | None] = {}
+        started = time.monotonic()
+
+        def limit() -> float:
+            if "started" not in measured and time.monotonic() - started > timing.FLOOR:
+                measured["started"] = time.monotonic()
+                threading.Thread(target=self._measure_solution, args=(mode, measured), daemon=True).start()
+            return timing.limit_from(measured.get("seconds"), default)
+        return limit
+
+    def _measure_solution(self, mode: str, into: dict) -> None:
+        """Run the reference solution on the same cases, to learn how long a right kernel takes."""
+        try:
+            src = build.sources(self.puzzle, solutions=True)
+            built = build.launcher(self.children, src, self.plan, "host")
+            if not built.ok:
+                return
+            indices = [i for p in self.parts if (mode in p.devices or mode == "sim") for i in self._indices(p)]
+            raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, mode,
+                                launcher.SIM_ORDERS if mode == "sim" else 1, indices, limit=settings.run_timeout())
+            if raw.status == "ok" and not raw.findings:
+                into["seconds"] = raw.seconds
+                if not self.options.part:
+                    timing.record(self.puzzle, mode, raw.seconds)
+        except Exception:  # noqa: BLE001 - a measure that fails leaves the default limit
+            return
+
+    def symbolize(self, binary: Path, sites: list, wanted: set[int], hints: dict[int, str]):
+        """Places in the learner's files for the simulator's sites (symbols.Resolver)."""
+        learner = {key: real for key, real in build.path_map(self.src).items() if key.startswith("/")}
+        return symbols.Resolver(learner, _shown).resolve(binary, sites, wanted, hints)
 
     def _sim_refused(self, part: Part) -> DeviceResult:
         problem = self.src.sim_problem
@@ -364,18 +450,30 @@ class _Check:
                     self.emit(part.id, "gpu", "phase.verdict", dev.status)
                 return
             indices = [i for p in parts for i in self._indices(p)]
+            known = timing.recorded(self.puzzle, "gpu")
+            limit = self.options.run_timeout or timing.limit_from(known, settings.run_timeout())
             raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", self.puzzle.repeats,
-                                indices, limit=self.options.run_timeout, tick=self.ticker("", "gpu"))
+                                indices, limit=limit, tick=self.ticker("", "gpu"))
             self.children.check()
             for part in parts:
                 dev = self._judge("gpu", part, raw, orders=False)
                 dev.device_name = self.gpu.name
                 self.kernels[part.id]["gpu"] = dev
                 self.emit(part.id, "gpu", "phase.verdict", dev.status)
+            if not self.options.part and all(self.kernels[p.id]["gpu"].status == Status.PASS for p in parts):
+                timing.record(self.puzzle, "gpu", raw.seconds)
             self._needs_missing_sanitizer(parts)
-            if lined is not None:
+            if raw.status == "timeout":
+                # A kernel that never ends under a plain run never ends under a sanitizer
+                # either: no tool runs, and the verdict is the timeout's (it hung a check
+                # for 400 s when each tool got ten times the plain limit).
+                for part in parts:
+                    if self.kernels[part.id]["gpu"].status != Status.NOT_RUN:
+                        self.kernels[part.id]["gpu"].tools = msg("sanitizer.not_after_timeout")
+            elif lined is not None:
                 with_lines = lined.result()
-                self._sanitize(with_lines if with_lines.ok else built, parts, indices, tools)
+                self._sanitize(with_lines if with_lines.ok else built, parts, indices, tools,
+                               sanitizer_limit(raw.seconds))
             elif note is not None:
                 for part in parts:
                     if self.kernels[part.id]["gpu"].status != Status.NOT_RUN:
@@ -394,7 +492,10 @@ class _Check:
             return [], None
         binary = build.launcher_binary(self.src, self.plan, "gpu", self._target("gpu"))
         clean = {tool for tool in sanitizer.TOOLS if _clean_marker(binary, tool).exists()}
-        chosen, note = sanitizer.choose(self.options.sanitize, True, clean) if not self.options.quick else ((), None)
+        branches = any(sanitizer.barrier_in_branch(path.read_text(encoding="utf-8", errors="replace"))
+                       for name, path in self.src.files.items() if name in self.puzzle.edit and name.endswith(".mojo"))
+        chosen, note = sanitizer.choose(self.options.sanitize, True, clean, branches) if not self.options.quick \
+            else ((), None)
         needed = [t for p in parts for t in p.sanitizers]
         if needed and sanitizer.locate() is None:
             return [], note
@@ -410,7 +511,8 @@ class _Check:
                 self.kernels[part.id]["gpu"] = _device("gpu", Status.NOT_RUN, "reason.needs_sanitizer",
                                                        tools=", ".join(part.sanitizers))
 
-    def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int], tools: list[str]) -> None:
+    def _sanitize(self, built: build.Built, parts: list[Part], indices: list[int], tools: list[str],
+                  limit: float) -> None:
         """compute-sanitizer over every case (so over the one with the most threads too)."""
         findings: list[Finding] = []
         problems: list[Msg] = []
@@ -419,8 +521,7 @@ class _Check:
             self.emit("", "gpu", "phase.sanitizer", tool=tool)
             log = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-")) / f"{tool}.log"
             raw = kernelrun.run(self.children, built.binary, self.plan, self.inputs, "gpu", 1, indices,
-                                prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool),
-                                limit=settings.run_timeout() * 10)
+                                prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool), limit=limit)
             self.children.check()
             text = log.read_text(errors="replace") if log.exists() else ""
             found = sanitizer.parse(tool, text, learner)
@@ -456,6 +557,10 @@ class _Check:
             status = Status.TIMEOUT if raw.status == "timeout" else Status.CRASH
             dev = DeviceResult(device, status, [raw.message] if raw.message else [], seconds=raw.seconds,
                                device_name=name, output=raw.output)
+            if raw.timeout is not None and device in ("sim", "cpu"):
+                index = raw.timeout.get("case", -1)
+                limit = raw.limit or self.options.run_timeout or settings.run_timeout()
+                dev.findings = [simfindings.timeout(raw.timeout, self.plan, self._case_name(index), limit)]
             return dev
         repeats = launcher.SIM_ORDERS if orders else (self.puzzle.repeats if device == "gpu" else 1)
         dev = DeviceResult(device, Status.PASS, repeats=repeats, seconds=raw.seconds, device_name=name)
@@ -474,9 +579,10 @@ class _Check:
         rel_errs = [o.max_rel_error for o in errors if o.max_rel_error is not None]
         dev.max_abs_error = max(abs_errs) if abs_errs else None
         dev.max_rel_error = max(rel_errs) if rel_errs else None
-        if device == "sim" or raw.findings:
-            dev.findings = [self._sim_finding(f, indices) for f in raw.findings
-                            if f.get("case", -1) in indices or f.get("case", -1) < 0]
+        if device in ("sim", "cpu") or raw.findings:
+            dev.findings = simfindings.merge([
+                simfindings.describe(f, self.plan, self._case_name(f.get("case", -1))) for f in raw.findings
+                if f.get("case", -1) in indices])
         if device == "sim":
             dev.tools = msg("sim.checked")
         if not all(c.passed for c in dev.cases) or dev.findings:
@@ -493,54 +599,78 @@ class _Check:
             dev.explain("reason.sim_stopped")
         if device == "sim":
             self._picture(dev, raw, indices)
+            dev.access = self._access(raw, indices)
+            broken = self._budgets(part, dev, raw)
+            if broken:
+                dev.findings = (dev.findings or []) + broken
+                dev.status = Status.FAIL
+                dev.explain("reason.budget", n=len(broken))
         return dev
+
+    def _budgets(self, part: Part, dev: DeviceResult, raw: kernelrun.KernelRun) -> list[Finding]:
+        """What the part's text asks of memory traffic (its manifest's budgets), checked on
+        the simulator's counts: one finding per broken limit, at the first case that broke
+        it, naming the thread, its count and the lines that made the accesses."""
+        found: list[Finding] = []
+        for budget in part.budgets:
+            for name, limit in budget.limits:
+                for access in dev.access:
+                    if budget.kernel and access.kernel != budget.kernel:
+                        continue
+                    broken = budget_check(name, limit, access, self._launch_spec(access))
+                    if broken is None:
+                        continue
+                    who, count = broken
+                    lines = self._budget_lines(raw, access.kernel, name)
+                    message = msg("finding.budget_" + ("min" if name.startswith("min_") else "max"),
+                                  kernel=access.kernel, who=who, count=count, limit=limit,
+                                  what=msg("budget." + name), lines=lines or "?", why=budget.why)
+                    found.append(Finding("sim", "budget", message, kernel=access.kernel, case=access.case))
+                    break
+        return found
+
+    def _launch_spec(self, access: LaunchAccess) -> launcher.LaunchSpec | None:
+        spec = self.plan.cases[access.index] if 0 <= access.index < len(self.plan.cases) else None
+        return next((lau for lau in spec.launches if lau.name == access.kernel), None) if spec else None
+
+    def _budget_lines(self, raw: kernelrun.KernelRun, kernel: str, name: str) -> str:
+        """The learner's lines that made the kind of access a budget limits."""
+        column = {"max_global_reads": 3, "max_global_writes": 4, "max_shared_reads": 5, "max_shared_writes": 6,
+                  "min_shared_writes": 6, "max_writes_per_element": 4}[name]
+        ids = {n for n, site in enumerate(raw.sites, 1) if len(site) == 7 and site[2] == kernel and site[column]}
+        if not ids or raw.binary is None:
+            return ""
+        places = self.symbolize(raw.binary, raw.sites, ids, {})
+        return ", ".join(str(n) for n in sorted({p.line for p in places.values()}))
+
+    def _access(self, raw: kernelrun.KernelRun, indices: list[int]) -> list[LaunchAccess]:
+        """Per launch of this part's cases: what its threads read and wrote."""
+        found = []
+        for counts in raw.counts:
+            if counts.case not in indices:
+                continue
+            table = counts.per_thread
+            names = kernelrun.COUNTERS
+            spec = self.plan.cases[counts.case]
+            found.append(LaunchAccess(
+                self._case_name(counts.case), counts.label, int(table.shape[0]),
+                {n: int(table[:, k].min()) if table.size else 0 for k, n in enumerate(names)},
+                {n: int(table[:, k].max()) if table.size else 0 for k, n in enumerate(names)},
+                {n: int(table[:, k].sum()) for k, n in enumerate(names)},
+                {buf.name: raw.most_writes.get((counts.case, k), 0) for k, buf in enumerate(spec.outputs())},
+                per_thread=table, index=counts.case))
+        return found
 
     def _launch_of(self, index: int, name: str) -> launcher.LaunchSpec | None:
         spec = self.plan.cases[index]
         return next((lau for lau in spec.launches if lau.name == name), spec.launches[0] if spec.launches else None)
 
-    def _sim_finding(self, raw: dict, indices: list[int]) -> Finding:
-        """A simulator finding in the learner's terms: which threads, which element."""
-        index = raw.get("case", indices[0] if indices else 0)
-        launch = self._launch_of(index, raw.get("launch", ""))
-        case = self.plan.cases[index] if 0 <= index < len(self.plan.cases) else None
-        case_name = self.cases[case.part.id][index - self._indices(case.part)[0]]["name"] if case else ""
-
-        def thread(linear: int, block: int | None = None) -> Msg:
-            return _thread_id(launch, linear, block)
-
-        kind = raw.get("kind", "")
-        if kind == "divergent_barrier":
-            message = msg("finding.divergent_barrier", finished=raw["finished"], waiting=raw["waiting"],
-                          block=_block_id(launch, raw["block"]), done=thread(raw["finished_thread"]),
-                          stuck=thread(raw["waiting_thread"]))
-        elif kind == "shared_race":
-            a, b = raw["threads"]
-            message = msg("finding.sim_shared_race", allocation=raw["allocation"] + 1, index=raw["index"],
-                          a=thread(a), b=thread(b), block=_block_id(launch, raw["block"]))
-        elif kind == "global_race":
-            a, b = raw["threads"]
-            key = "finding.sim_global_race_blocks" if raw.get("blocks_differ") else "finding.sim_global_race"
-            message = msg(key, buffer=raw["buffer"], index=raw["index"], a=_global_thread(launch, a),
-                          b=_global_thread(launch, b))
-        elif kind == "out_of_bounds":
-            message = msg("finding.sim_out_of_bounds", buffer=raw["buffer"], index=raw["index"], size=raw["size"],
-                          who=_global_thread(launch, raw["thread"]))
-        elif kind == "read_out_of_bounds":
-            per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else 1
-            who = (_global_thread(launch, raw["block"] * per_block + raw["thread"]) if raw["thread"] >= 0
-                   else msg("sim.cpu_kernel"))
-            key = "finding.read_out_of_bounds" if raw["buffer"] else "finding.read_outside"
-            message = msg(key, who=who, buffer=raw["buffer"], index=raw["index"], size=raw["size"])
-        elif kind == "shared_out_of_bounds":
-            message = msg("finding.sim_shared_outside", offset=raw["offset"], who=thread(raw["thread"]))
-        elif kind == "shared_overflow":
-            message = msg("finding.sim_shared_overflow", limit=raw.get("limit", 0) // 1024)
-        elif kind == "shared_calls_differ":
-            message = msg("finding.sim_shared_calls_differ")
-        else:
-            message = msg("finding.other", what=str(raw))
-        return Finding("sim", kind, message, kernel=raw.get("launch", ""), case=case_name, count=raw.get("count", 1))
+    def _case_name(self, index: int) -> str:
+        """The name of case `index` of the plan ("" if there is none)."""
+        if not 0 <= index < len(self.plan.cases):
+            return ""
+        part = self.plan.cases[index].part
+        return self.cases[part.id][index - self._indices(part)[0]]["name"]
 
     def _picture(self, dev: DeviceResult, raw: kernelrun.KernelRun, indices: list[int]) -> None:
         """Who wrote which element, for the first failing case (or the first case)."""
@@ -557,6 +687,13 @@ class _Check:
             if ids is not None:
                 picture.outputs[buf.name] = (list(buf.shape), ids.tolist())
         picture.shared = [(alloc, ids.tolist()) for alloc, ids in raw.shared.get(chosen, [])]
+        for alloc, array in enumerate(raw.arrays.get(chosen, [])):
+            place = array.get("place")
+            found = simfindings.array_name(place)
+            if found:
+                picture.shared_names[alloc] = found.group(1)
+            rank = int(array.get("rank", 1)) or 1
+            picture.shared_shapes[alloc] = [int(d) for d in array.get("shape", [])[:rank]]
         dev.cases[indices.index(chosen)].picture = picture
 
     # --- stage 2: the op through a MAX graph ----------------------------------------
@@ -628,6 +765,44 @@ class _Check:
 # ---------------------------------------------------------------------------
 
 
+def sanitizer_limit(plain: float) -> float:
+    """How long one compute-sanitizer tool may take: its own start-up, and the kernels
+    slowed down many times, scaled from the plain run's time; never more than the
+    old flat limit (ten times the run limit)."""
+    return min(settings.run_timeout() * 10, max(SANITIZER_FLOOR, SANITIZER_FACTOR * plain))
+
+
+SANITIZER_FLOOR = 60.0  # seconds: compute-sanitizer's own start-up takes several
+SANITIZER_FACTOR = 50  # its tools slow a kernel down tens of times
+
+
+BUDGET_COUNTERS = {"max_global_reads": "global_reads", "max_global_writes": "global_writes",
+                   "max_shared_reads": "shared_reads", "max_shared_writes": "shared_writes"}
+
+
+def budget_check(name: str, limit: int, access: LaunchAccess, launch: launcher.LaunchSpec | None
+                 ) -> tuple[Msg, int] | None:
+    """(who broke it, their count) if one launch's counts break one budget limit."""
+    table = access.per_thread
+    if table is None:
+        return None
+    if name == "max_writes_per_element":
+        worst = max(access.writes_per_element.values(), default=0)
+        return (msg("budget.an_element"), worst) if worst > limit else None
+    if name == "min_shared_writes":
+        per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else table.shape[0]
+        column = table[:, kernelrun.COUNTERS.index("shared_writes")]
+        blocks = [int(column[b:b + per_block].sum()) for b in range(0, len(column), max(1, per_block))]
+        low = min(range(len(blocks)), key=blocks.__getitem__) if blocks else 0
+        return (msg("budget.block", b=simfindings.block_id(launch, low)), blocks[low]) \
+            if blocks and blocks[low] < limit else None
+    column = table[:, kernelrun.COUNTERS.index(BUDGET_COUNTERS[name])]
+    if not len(column) or int(column.max()) <= limit:
+        return None
+    worst = int(column.argmax())
+    return simfindings.global_thread(launch, worst), int(column[worst])
+
+
 def _device(device: str, status: Status, key: str, **values) -> DeviceResult:
     result = DeviceResult(device, status)
     result.explain(key, **values)
@@ -639,35 +814,3 @@ def _shown(path: Path) -> str:
         return str(path.relative_to(settings.root()))
     except ValueError:
         return str(path)
-
-
-def _split(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
-    x, y = dims[0], dims[1]
-    return linear % x, (linear // x) % y, linear // (x * y)
-
-
-def _coords(values: tuple[int, int, int], dims: tuple[int, int, int]) -> str:
-    rank = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
-    return str(values[0]) if rank == 1 else "(" + ", ".join(map(str, values[:rank])) + ")"
-
-
-def _thread_id(launch: launcher.LaunchSpec | None, linear: int, block: int | None = None) -> Msg:
-    if launch is None:
-        return msg("sim.thread", t=linear)
-    return msg("sim.thread", t=_coords(_split(linear, launch.block), launch.block))
-
-
-def _block_id(launch: launcher.LaunchSpec | None, linear) -> str:
-    if launch is None or not isinstance(linear, int):
-        return str(linear)
-    return _coords(_split(linear, launch.grid), launch.grid)
-
-
-def _global_thread(launch: launcher.LaunchSpec | None, me: int) -> Msg:
-    """A thread named by block and thread, from the simulator's block * threads + thread."""
-    if launch is None:
-        return msg("sim.thread", t=me)
-    per_block = launch.block[0] * launch.block[1] * launch.block[2]
-    block, thread = divmod(me, per_block)
-    return msg("sim.thread_in_block", t=_coords(_split(thread, launch.block), launch.block),
-               b=_coords(_split(block, launch.grid), launch.grid))

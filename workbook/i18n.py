@@ -103,8 +103,7 @@ def t(key: str, lang: str | None = None, /, **values) -> str:
     A value that is itself a Msg is translated too."""
     lang = lang or _current
     text = catalog(lang).get(key) or catalog("en").get(key) or key
-    values = {k: (v.text(lang) if isinstance(v, Msg) else pick(v, lang) if isinstance(v, dict) else v)
-              for k, v in values.items()}
+    values = {k: _say(v, lang) for k, v in values.items()}
     if lang == "ko" and values:
         text = _PARTICLE_AFTER.sub(lambda m: m[0][:-len(m[3])] + particle(str(values.get(m[1], "")), m[3])
                                    if m[1] in values else m[0], text)
@@ -112,6 +111,17 @@ def t(key: str, lang: str | None = None, /, **values) -> str:
         return text.format(**values) if values else text
     except (KeyError, IndexError):
         return text
+
+
+def _say(value, lang: str):
+    """A value as it goes into a sentence: messages translated, lists of them joined."""
+    if isinstance(value, Msg):
+        return value.text(lang)
+    if isinstance(value, dict):
+        return pick(value, lang)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, Msg) for v in value):
+        return ", ".join(v.text(lang) for v in value)
+    return value
 
 
 # ---------------------------------------------------------------------------

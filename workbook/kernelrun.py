@@ -1,9 +1,14 @@
 """Running a built launcher on one device, and reading back what it left.
 
 The launcher is a child process (workbook/processes.py) in a folder of its
-own (workbook/protocol.py): inputs.bin in, outputs.bin, writers.bin and
-result.json out. Nothing it does can hang or crash the workbook: a crash, a
-fault or an endless loop becomes a status.
+own (workbook/protocol.py): inputs.bin in; outputs.bin, writers.bin,
+counters.bin and result.json out. Nothing it does can hang or crash the
+workbook: a crash, a fault or an endless loop becomes a status.
+
+The simulator (and an op's CPU kernel, which runs in the same program) says
+where things happened as sites, addresses in the program; they are turned
+into the learner's lines here, right after the run (workbook/symbols.py), so
+that a finding leaves this module with its places attached.
 """
 
 from __future__ import annotations
@@ -12,18 +17,40 @@ import shutil
 import signal
 import struct
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from . import protocol, settings
+from . import protocol, settings, simfindings
 from .i18n import Msg, msg
 from .launcher import Plan, read_outputs
 from .processes import Children
+from .symbols import Place
 
 SIGNALS = {signal.SIGSEGV: "SIGSEGV", signal.SIGBUS: "SIGBUS", signal.SIGABRT: "SIGABRT", signal.SIGFPE: "SIGFPE",
            signal.SIGILL: "SIGILL", signal.SIGKILL: "SIGKILL", signal.SIGALRM: "SIGALRM"}
+FAULT_EXIT = 71  # wbsim.c: the kernel touched memory far outside every buffer; its case stopped there
+TIMEOUT_EXIT = 72  # wbsim.c: past the time limit, or one thread never reached a barrier or its end
+
+# Per thread, what wbsim.c counts (counters.bin): accesses and bytes.
+COUNTERS = ("global_reads", "global_read_bytes", "global_writes", "global_write_bytes",
+            "shared_reads", "shared_read_bytes", "shared_writes", "shared_write_bytes")
+
+# site ids -> places, for one program (with hints: what each site touched)
+Symbolize = Callable[[Path, list, set[int], dict[int, str]], dict[int, Place]]
+
+
+@dataclass
+class LaunchCounts:
+    """What every thread of one launch did, in the first repeat: COUNTERS per thread."""
+
+    case: int
+    launch: int  # its number within the case (0, 1, ...)
+    label: str
+    block: tuple[int, int, int]
+    per_thread: np.ndarray  # shape (threads, len(COUNTERS))
 
 
 @dataclass
@@ -34,95 +61,170 @@ class KernelRun:
     message: Msg | None = None
     output: str = ""  # the child's own words, for a crash
     outputs: dict[int, list[list[np.ndarray]]] = field(default_factory=dict)  # case -> repeats -> outputs
-    findings: list[dict] = field(default_factory=list)  # the simulator's (and a faulting read), as JSON
+    findings: list[dict] = field(default_factory=list)  # the simulator's, with "place"/"other_place" attached
     writers: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)  # (case, output) -> thread ids
     shared: dict[int, list[tuple[int, np.ndarray]]] = field(default_factory=dict)  # case -> (allocation, ids)
+    arrays: dict[int, list[dict]] = field(default_factory=dict)  # case -> block 0's shared arrays, described
+    counts: list[LaunchCounts] = field(default_factory=list)
+    most_writes: dict[tuple[int, int], int] = field(default_factory=dict)  # (case, output) -> writes to one element
+    sites: list = field(default_factory=list)  # the (last) process's sites, with what each read and wrote
+    binary: Path | None = None
+    timeout: dict | None = None  # where the threads were when the time ran out
+    limit: float = 0.0  # the time limit it ran under
     seconds: float = 0.0
 
 
 def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,
         cases: list[int], prefix: list[str] | None = None, env: dict[str, str] | None = None,
-        limit: float | None = None, tick=None) -> KernelRun:
-    """Run `binary` in `mode` (gpu, cpu, sim) on `cases`, `repeats` times each.
+        limit: float | Callable[[], float] | None = None, tick=None, symbolize: Symbolize | None = None) -> KernelRun:
+    """Run `binary` in `mode` (gpu, cpu, sim) on `cases`, `repeats` times each. `limit`
+    may be a function, asked as the run goes (timing.py: it can shrink once the
+    solution's own time is known).
 
-    A read outside memory ends the process at that read (see wbsim): the case it
-    happened in is reported, and the launcher runs again for the cases after it,
-    so one faulting case does not hide the others."""
+    A fault (memory far outside every buffer) ends the process in its case: the
+    case is reported, and the launcher runs again for the cases after it, so one
+    faulting case does not hide the others."""
     total = KernelRun("ok")
     remaining = list(cases)
     while remaining:
-        got, faulted = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix, env, limit, tick)
+        got, stopped = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix, env, limit, tick,
+                                 symbolize)
         total.seconds += got.seconds
         total.outputs.update(got.outputs)
         total.findings += got.findings
         total.writers.update(got.writers)
         total.shared.update(got.shared)
-        if got.status not in ("ok", "fatal") or faulted is None:
-            total.status = got.status if got.status != "ok" else total.status
+        total.arrays.update(got.arrays)
+        total.counts += got.counts
+        total.most_writes.update(got.most_writes)
+        total.timeout = total.timeout or got.timeout
+        total.sites, total.binary = got.sites or total.sites, got.binary or total.binary
+        total.limit = got.limit or total.limit
+        if got.status not in ("ok", "fatal") or stopped is None:
+            if got.status != "ok":
+                total.status = got.status
             total.message, total.output = got.message or total.message, got.output or total.output
             return total
         total.status = "fatal"
-        remaining = remaining[remaining.index(faulted) + 1:] if faulted in remaining else []
+        remaining = remaining[remaining.index(stopped) + 1:] if stopped in remaining else []
     return total
 
 
 def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,
-              cases: list[int], prefix, env, limit, tick) -> tuple[KernelRun, int | None]:
-    """One process over `cases`; the case a faulting read stopped it in, if one did."""
+              cases: list[int], prefix, env, limit, tick, symbolize) -> tuple[KernelRun, int | None]:
+    """One process over `cases`; the case a fault stopped it in, if one did."""
     folder = Path(tempfile.mkdtemp(prefix=f"workbook-{plan.puzzle.id}-{mode}-"))
     try:
         (folder / protocol.INPUTS_BIN).symlink_to(inputs)
-        limit = limit or settings.run_timeout()
-        argv = [*(prefix or []), str(binary), str(folder), mode, str(repeats), str(int(limit) + 1),
-                ",".join(map(str, cases))]
-        child = children.start(argv, log=folder / protocol.LOG, env=env, cwd=folder)
-        outcome = children.wait(child, limit, (lambda: tick(folder)) if tick else None)
+        fixed = limit if isinstance(limit, (int, float)) and limit > 0 else None
+        ceiling = fixed or settings.run_timeout() * (10 if callable(limit) else 1)
+        seconds = str(int(ceiling) + 1) if mode == "gpu" else f"{ceiling:.3f}"
+        argv = [*(prefix or []), str(binary), str(folder), mode, str(repeats), seconds, ",".join(map(str, cases))]
+        child_env = dict(env or {})
+        if mode != "gpu":
+            child_env["WORKBOOK_SIM_STRETCH"] = f"{settings.sim_stretch():g}"
+        # The launcher stops itself at its limit and says where it was; a limit given as a
+        # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
+        child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder)
+        waited = limit if callable(limit) else ceiling + 5
+        outcome = children.wait(child, waited, (lambda: tick(folder)) if tick else None,
+                                soft=None if mode == "gpu" else signal.SIGUSR1)
+        limit = limit() if callable(limit) else ceiling
         if outcome.cancelled:
             return KernelRun("cancelled", seconds=outcome.seconds), None
         result = protocol.read_result(folder)
         log = child.log_text()
-        if outcome.timed_out or (result is None and outcome.returncode == -signal.SIGALRM):
-            return KernelRun("timeout", msg("run.timeout", seconds=int(limit)), seconds=outcome.seconds), None
-        fault = _fault(folder, cases) if outcome.returncode in (FAULT_EXIT, -signal.SIGSEGV, -signal.SIGBUS) \
-            else None
-        if fault is not None:  # a read outside memory, stopped at that read
-            got = KernelRun("fatal", seconds=outcome.seconds, findings=[fault])
-            done = cases[:cases.index(fault["case"])] if fault["case"] in cases else []
-            got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, done, repeats)
-            _read_writers(folder / protocol.WRITERS_BIN, got)
-            return got, fault["case"]
+        got = KernelRun("ok", seconds=outcome.seconds)
+        if result is not None:
+            _read_details(folder, result, plan, cases, repeats, got, binary, symbolize)
+        if outcome.timed_out or (result is not None and result.get("status") == "timeout") or (
+                result is None and outcome.returncode in (-signal.SIGALRM, TIMEOUT_EXIT)):
+            got.status = "timeout"
+            got.limit = limit
+            got.message = msg("run.timeout", seconds=round(limit))
+            if got.timeout and got.timeout.get("why") == "stretch":
+                got.message = msg("run.stuck_thread", seconds=round(settings.sim_stretch()))
+            return got, None
         if result is None:
             return KernelRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds), None
-        got = KernelRun(result.get("status", "ok"), seconds=outcome.seconds)
-        got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, cases, repeats)
-        got.findings = result.get("findings", [])
-        _read_writers(folder / protocol.WRITERS_BIN, got)
+        got.status = str(result.get("status", "ok"))
+        stopped = result.get("stopped_case")
+        if outcome.returncode == FAULT_EXIT and isinstance(stopped, int):
+            got.status = "fatal"
+            return got, stopped
+        if outcome.returncode not in (0, None) and got.status == "ok":
+            return KernelRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds), None
         return got, None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-FAULT_EXIT = 71  # wbsim's fault handler: the process read outside memory
+def _read_details(folder: Path, result: dict, plan: Plan, cases: list[int], repeats: int, got: KernelRun,
+                  binary: Path, symbolize: Symbolize | None) -> None:
+    got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, cases, repeats)
+    _read_writers(folder / protocol.WRITERS_BIN, got)
+    _read_counters(folder / protocol.COUNTERS_BIN, got)
+    for key, value in result.items():
+        if key.startswith("shared_") and key[7:].isdigit() and isinstance(value, list):
+            got.arrays[int(key[7:])] = value
+    got.findings = [f for f in result.get("findings", []) if isinstance(f, dict)]
+    got.timeout = result.get("timeout") if isinstance(result.get("timeout"), dict) else None
+    sites = result.get("sites", [])
+    got.sites, got.binary = sites if isinstance(sites, list) else [], binary
+    if symbolize is None:
+        return
+    wanted: set[int] = set()
+    timeout_sites: list[list] = []
+    for f in got.findings:
+        wanted |= {s for s in (f.get("site"), f.get("other_site")) if isinstance(s, int) and s > 0}
+        for wait in f.get("waits", []):
+            wanted.add(wait[0])
+        if isinstance(f.get("array"), dict):
+            wanted.add(f["array"].get("site", 0))
+        if "pc" in f:  # a fault: where the instruction was
+            timeout_sites += _where(f)
+    for arrays in got.arrays.values():
+        wanted |= {a.get("site", 0) for a in arrays}
+    if got.timeout and "pc" in got.timeout:
+        timeout_sites += _where(got.timeout)
+    extra = {len(sites) + 1 + k: site for k, site in enumerate(timeout_sites)}
+    # Shared arrays are named by the compiler's own line for them: those first, so that an
+    # access the compiler gave no line can be matched to a line that touches its array.
+    arrays = {f["array"].get("site", 0) for f in got.findings if isinstance(f.get("array"), dict)}
+    arrays |= {a.get("site", 0) for listed in got.arrays.values() for a in listed}
+    named = symbolize(binary, sites, arrays, {}) if arrays else {}
+    hints: dict[int, str] = {}
+    for f in got.findings:
+        name = f.get("buffer", "")
+        if isinstance(f.get("array"), dict):
+            match = simfindings.array_name(named.get(f["array"].get("site", 0)))
+            name = match.group(1) if match else ""
+        for key in ("site", "other_site"):
+            if name and isinstance(f.get(key), int):
+                hints[f[key]] = name
+    places = symbolize(binary, [*sites, *extra.values()], wanted | set(extra), hints) if wanted or extra else {}
+    for f in got.findings:
+        f["place"] = places.get(f.get("site", 0))
+        f["other_place"] = places.get(f.get("other_site", 0))
+        f["wait_places"] = [places.get(w[0]) for w in f.get("waits", [])]
+        if isinstance(f.get("array"), dict):
+            f["array"]["place"] = places.get(f["array"].get("site", 0))
+    for arrays in got.arrays.values():
+        for a in arrays:
+            a["place"] = places.get(a.get("site", 0))
+    at = len(sites) + 1
+    for f in got.findings:
+        if "pc" in f:
+            f["place"] = places.get(at) or places.get(at + 1)
+            at += 2
+    if got.timeout and "pc" in got.timeout:
+        got.timeout["place"] = places.get(at) or places.get(at + 1)
 
 
-def _fault(folder: Path, cases: list[int]) -> dict | None:
-    """What fault.bin says (the faulting address and simulated thread), placed in the
-    input whose guard page it hit: a read past the end of that input."""
-    try:
-        record = struct.unpack("<8q", (folder / "fault.bin").read_bytes()[:64])
-    except (OSError, struct.error):
-        return None
-    _sig, address, thread, block = record[:4]
-    _, numbers, _ = protocol.read_phase(folder)
-    case = numbers[0] - 1 if numbers else (cases[0] if cases else -1)
-    for line in (folder / "buffers.txt").read_text().splitlines() if (folder / "buffers.txt").exists() else []:
-        name, start, count, elem = line.split()
-        start, count, elem = int(start), int(count), int(elem)
-        if start - 64 * elem <= address < start + count * elem + 4096:
-            return {"case": case, "kind": "read_out_of_bounds", "buffer": name, "index": (address - start) // elem,
-                    "size": count, "thread": thread, "block": block}
-    return {"case": case, "kind": "read_out_of_bounds", "buffer": "", "index": -1, "size": 0,
-            "thread": thread, "block": block}
+def _where(info: dict) -> list[list[int]]:
+    """Two sites for a stopped thread: the instruction it was at (with the call it is
+    in), and the last access it made (the instruction may be in the simulator itself)."""
+    return [[info["pc"], info.get("caller", 0)], [info.get("last", 0), info.get("caller", 0)]]
 
 
 def _death(code: int | None, log: str) -> Msg:
@@ -148,6 +250,8 @@ def _read_writers(path: Path, run: KernelRun) -> None:
     while pos + 16 <= len(raw):
         kind, case, index, count = struct.unpack_from("<4i", raw, pos)
         pos += 16
+        if count < 0 or pos + 4 * count > len(raw):
+            return
         ids = np.frombuffer(raw, dtype=np.int32, count=count, offset=pos).copy()
         pos += 4 * count
         if kind == 1:
@@ -156,3 +260,32 @@ def _read_writers(path: Path, run: KernelRun) -> None:
             run.shared.setdefault(case, []).append((index, ids))
 
 
+def _read_counters(path: Path, run: KernelRun) -> None:
+    """counters.bin: per launch (kind 3) its threads' COUNTERS; per output (kind 2) the
+    most writes any one element of it got."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return
+    pos = 0
+    while pos + 16 <= len(raw):
+        kind, case, index, count = struct.unpack_from("<4i", raw, pos)
+        if kind == 2:
+            if pos + 20 > len(raw):
+                return
+            run.most_writes[(case, index)] = struct.unpack_from("<i", raw, pos + 16)[0]
+            pos += 20
+        elif kind == 3:
+            bx, by, bz, _ = struct.unpack_from("<4i", raw, pos + 16)
+            pos += 32
+            size = count * len(COUNTERS) * 4
+            if count < 0 or pos + size + 48 > len(raw):
+                return
+            table = np.frombuffer(raw, dtype=np.uint32, count=count * len(COUNTERS), offset=pos)
+            pos += size
+            label = raw[pos:pos + 48].split(b"\0", 1)[0].decode(errors="replace")
+            pos += 48
+            run.counts.append(LaunchCounts(case, index, label, (bx, by, bz),
+                                           table.reshape(count, len(COUNTERS)).copy()))
+        else:
+            return

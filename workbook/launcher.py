@@ -21,6 +21,7 @@ workbook/mojo/wbio.mojo for the other side of that contract.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,23 +154,29 @@ def write_inputs(plan: Plan, parts_cases: list[dict], path) -> None:
 
 
 def read_outputs(plan: Plan, path, selected: list[int], repeats: int) -> dict[int, list[list[np.ndarray]]]:
-    """outputs.bin back into arrays: case -> repeats -> outputs (what was written)."""
+    """outputs.bin back into arrays: case -> repeats -> outputs. Each output comes behind
+    a header that names it (case, repeat, output, bytes), so a case that stopped keeps
+    no values, and never shows another case's: only cases with every repeat are given."""
     raw = path.read_bytes() if path.exists() else b""
+    found: dict[tuple[int, int, int], np.ndarray] = {}
     position = 0
+    while position + 16 <= len(raw):
+        case, rep, k, nbytes = struct.unpack_from("<4i", raw, position)
+        position += 16
+        if nbytes < 0 or position + nbytes > len(raw) or not 0 <= case < len(plan.cases):
+            break
+        outputs = plan.cases[case].outputs()
+        if 0 <= k < len(outputs) and outputs[k].nbytes == nbytes:
+            buf = outputs[k]
+            array = np.frombuffer(raw, dtype=buf.dtype, count=buf.count, offset=position).reshape(buf.shape)
+            found[(case, rep, k)] = array / 2 if buf.zero and plan.cases[case].twice() else array.copy()
+        position += nbytes
     result: dict[int, list[list[np.ndarray]]] = {}
     for index in selected:
-        spec = plan.cases[index]
-        reps = []
-        for _ in range(repeats):
-            outs = []
-            for buf in spec.outputs():
-                if position + buf.nbytes > len(raw):
-                    return result
-                array = np.frombuffer(raw, dtype=buf.dtype, count=buf.count, offset=position).reshape(buf.shape)
-                position += buf.nbytes
-                outs.append(array / 2 if buf.zero and spec.twice() else array.copy())
-            reps.append(outs)
-        result[index] = reps
+        count = len(plan.cases[index].outputs())
+        reps = [[found.get((index, r, k)) for k in range(count)] for r in range(repeats)]
+        if all(a is not None for rep in reps for a in rep):
+            result[index] = reps
     return result
 
 
@@ -257,7 +264,7 @@ def _gpu_case(spec: CaseSpec) -> list[str]:
             lines.append(f"    var {buf.var} = h.device_input[{dtype}](ctx, {buf.offset}, {buf.count})")
         else:
             lines.append(f"    var {buf.var} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
-    lines.append("    for _ in range(h.repeats):")
+    lines.append("    for rep in range(h.repeats):")
     for buf in spec.buffers.values():
         if buf.role != "input":
             lines.append(f"        poison_device({buf.var}, {'True' if buf.zero else 'False'})")
@@ -269,8 +276,8 @@ def _gpu_case(spec: CaseSpec) -> list[str]:
             lines.append(f"            {args},")
             lines.append(f"            grid_dim={launch.grid}, block_dim={launch.block},")
             lines.append("        )")
-    for buf in spec.outputs():
-        lines.append(f"        h.save_device(ctx, {buf.var}, {buf.count})")
+    for k, buf in enumerate(spec.outputs()):
+        lines.append(f"        h.save_device(ctx, {buf.var}, {buf.count}, {spec.index}, rep, {k})")
     return lines + [""]
 
 
@@ -283,53 +290,64 @@ def _dispatch(cases: list[CaseSpec], total: int, suffix: str, args: str, indent:
 
 
 def generate_gpu(plan: Plan) -> str:
-    """Modes gpu (the GPU kernels on a real GPU) and cpu (the CPU kernels, real
-    imports): built for the GPU target, it type-checks both everywhere."""
+    """Mode gpu: the GPU kernels on a real GPU. Built for the GPU target even where
+    there is none, which type-checks every GPU kernel."""
     lines = _header(plan, [
         "from max.gpu.host import DeviceContext",
-        "from wbio import Harness, tile, tile_mut, host_buffer, poison_host, poison_device",
+        "from wbio import Harness, tile, tile_mut, poison_device",
     ])
     gpu_cases = [s for s in plan.cases if "gpu" in s.part.devices]
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
     for spec in gpu_cases:
         lines += _gpu_case(spec)
     for spec in cpu_cases:
-        lines += _cpu_case(spec)
-    lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()", '    if h.mode == "cpu":']
-    lines += _dispatch(cpu_cases, len(plan.cases), "_cpu", "h", "        ")
-    lines += ["    else:", "        var ctx = DeviceContext()"]
-    lines += _dispatch(gpu_cases, len(plan.cases), "", "h, ctx", "        ")
+        lines += _cpu_check(spec)
+    lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()"]
+    if cpu_cases:  # never true: the CPU kernels only need to compile here
+        lines += ['    if h.mode == "cpu":', *[f"        case_{spec.index}_cpu_check()" for spec in cpu_cases]]
+    lines += ["    var ctx = DeviceContext()"]
+    lines += _dispatch(gpu_cases, len(plan.cases), "", "h, ctx", "    ")
     lines.append('    h.finish("ok")')
     return "\n".join(lines) + "\n"
+
+
+def _cpu_check(spec: CaseSpec) -> list[str]:
+    """An op's CPU kernel, compiled into the GPU launcher but never run there: a GPU-only
+    call in it (barrier(), thread_idx) is then an error with its line, not a crash."""
+    lines = [f"def case_{spec.index}_cpu_check():"]
+    for call in spec.part.calls:
+        args = ", ".join(_arg(spec, a, lambda b: "0") for a in call.args)
+        lines.append(f"    {_kernel(call.function, _names(spec))}({args})")
+    return lines + [""]
+
+
+def _shape(buf: Buffer) -> str:
+    """rank, d0, d1, d2: how the simulator names an element (output[2, 3])."""
+    dims = list(buf.shape) or [1]
+    return ", ".join(str(v) for v in [len(dims), *(dims + [1, 1])[:3]])
 
 
 def _host_buffers(spec: CaseSpec) -> list[str]:
     lines = []
     for buf in spec.buffers.values():
         if buf.role == "input":
-            lines.append(f'    var {buf.var} = h.host_input[{MOJO_DTYPE[buf.dtype]}]({buf.offset}, {buf.count}, '
-                         f'"{buf.name}")')
+            call = f'wb.input("{buf.name}", {buf.offset}, {buf.count}, {buf.elem}, {_shape(buf)})'
+        elif buf.role == "output":
+            call = f'wb.output("{buf.name}", {buf.count}, {buf.elem}, {buf.zero}, {_shape(buf)})'
         else:
-            lines.append(f"    var {buf.var} = host_buffer({buf.count}, {buf.elem}, True)")
+            call = f'wb.scratch("{buf.name}", {buf.count}, {buf.elem}, {_shape(buf)})'
+        lines.append(f"    var {buf.var} = {call}")
     return lines
 
 
-def _poison_host(spec: CaseSpec, indent: str) -> list[str]:
-    return [f"{indent}poison_host({b.var}, {b.nbytes}, {'True' if b.zero else 'False'})"
-            for b in spec.buffers.values() if b.role != "input"]
-
-
 def _cpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}_cpu(mut h: Harness) raises:", *_host_buffers(spec)]
-    lines += _poison_host(spec, "    ")
+    lines = [f"def case_{spec.index}_cpu():", *_host_buffers(spec), "    wb.rep_begin(0)", "    wb.cpu_begin()"]
     for _ in range(2 if spec.twice() else 1):
         for call in spec.part.calls:
             args = ", ".join(_arg(spec, a, lambda b: b.var) for a in call.args)
             lines.append(f"    # your CPU kernel: {call.function}({', '.join(call.args)})")
             lines.append(f"    {_kernel(call.function, _names(spec))}({args})")
-    for buf in spec.outputs():
-        lines.append(f"    h.save({buf.var}, {buf.nbytes})")
-    return lines + [""]
+    return lines + ["    wb.cpu_end()", "    wb.rep_end(0)", ""]
 
 
 def _sim_struct(spec: CaseSpec, k: int, launch: LaunchSpec) -> list[str]:
@@ -347,55 +365,40 @@ def _sim_case(spec: CaseSpec) -> list[str]:
     lines = []
     for k, launch in enumerate(spec.launches):
         lines += _sim_struct(spec, k, launch)
-    lines += [f"def case_{spec.index}_sim(mut h: Harness, mut sim: Sim) raises:", *_host_buffers(spec)]
-    for buf in spec.buffers.values():
-        if buf.role != "input":
-            many = "True" if buf.zero else "False"
-            lines.append(f'    sim.watch("{buf.name}", {buf.var}, {buf.count}, {buf.elem}, {many})')
-    lines.append("    for rep in range(h.repeats):")
-    lines += _poison_host(spec, "        ")
-    lines.append("        sim.before_launch(rep == 0)")
+    lines += [f"def case_{spec.index}_sim():", *_host_buffers(spec)]
+    lines.append("    for rep in range(wb.repeats()):")
+    lines.append("        wb.rep_begin(rep)")
     for _ in range(2 if spec.twice() else 1):
         for k, launch in enumerate(spec.launches):
             fields = [spec.buffers[a].var for a in launch.args if a in spec.buffers] or ["0"]
-            lines.append(f"        sim.launch(Sim_{spec.index}_{k}({', '.join(fields)}), Dim3{launch.grid}, "
-                         f'Dim3{launch.block}, rep % 2 == 1, "{launch.name}")')
-            lines.append("        if sim.fatal:")
-            lines.append("            return")
-    for buf in spec.outputs():
-        lines.append(f"        h.save({buf.var}, {buf.nbytes})")
-    lines.append("        if rep == 0:")
-    for k, buf in enumerate(spec.outputs()):
-        lines.append(f"            h.save_writers(sim.writers_of({buf.var}), {spec.index}, {k}, {buf.count})")
-    lines.append(f"            sim.save_shared(h, {spec.index})")
+            lines.append(f"        if not launch(Sim_{spec.index}_{k}({', '.join(fields)}), Dim3{launch.grid}, "
+                         f'Dim3{launch.block}, rep % 2 == 1, "{launch.name}"):')
+            lines.append("            return  # the simulator stopped this case (see its findings)")
+    lines.append("        wb.rep_end(rep)")
     return lines + [""]
 
 
 def generate_host(plan: Plan, with_sim: bool = True) -> str:
-    """Modes cpu (the CPU kernels) and sim (the GPU kernels on the simulator),
-    built for this machine; `with_sim` False leaves the simulator out (code it
-    can't run), and the learner's module keeps its real imports."""
-    lines = _header(plan, [
-        "from wbio import Harness, tile, tile_mut, host_buffer, poison_host",
-        "from wbsim import Sim, Kernel, Dim3",
-    ])
+    """Modes cpu (the CPU kernels) and sim (the GPU kernels on the simulator), built
+    for this machine with the simulator's runtime (wbsim.c); `with_sim` False leaves
+    the simulated cases out (code it can't run), and the learner's module keeps its
+    real imports."""
+    lines = _header(plan, ["from wbsim import wb, Kernel, Dim3, launch, tile, tile_mut"])
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
     sim_cases = [s for s in plan.cases if "gpu" in s.part.devices and s.part.sim] if with_sim else []
     for spec in cpu_cases:
         lines += _cpu_case(spec)
     for spec in sim_cases:
         lines += _sim_case(spec)
-    lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()", "    var sim = Sim()",
-              '    if h.mode == "cpu":']
-    lines += _dispatch(cpu_cases, len(plan.cases), "_cpu", "h", "        ")
-    lines.append("    else:")
+    lines += ["", "def main():", *_constant_checks(plan), "    wb.begin()", "    if wb.cpu_mode():"]
+    for spec in cpu_cases:
+        lines += [f"        if wb.wants({spec.index}):", f"            wb.case_begin({spec.index}, {len(plan.cases)})",
+                  f"            case_{spec.index}_cpu()"]
+    lines += ["        pass", "    else:"]
     for spec in sim_cases:
-        lines += [f"        if h.wants({spec.index}):",
-                  f"            h.phase({spec.index}, {len(plan.cases)})",
-                  f"            sim.start_case({spec.index})",
-                  f"            case_{spec.index}_sim(h, sim)"]
-    lines.append("        pass")
-    lines.append("    sim.finish(h)")
+        lines += [f"        if wb.wants({spec.index}):", f"            wb.case_begin({spec.index}, {len(plan.cases)})",
+                  f"            case_{spec.index}_sim()"]
+    lines += ["        pass", "    wb.finish()"]
     return "\n".join(lines) + "\n"
 
 

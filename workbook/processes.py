@@ -37,6 +37,7 @@ from pathlib import Path
 import psutil
 
 POLL = 0.05
+SOFT_GRACE = 1.0  # seconds a child asked to stop has to say where it was
 _ALL: weakref.WeakSet[Children] = weakref.WeakSet()
 
 
@@ -136,17 +137,24 @@ class Children:
         return child
 
     def wait(self, child: Child, limit: Callable[[], float | None] | float | None = None,
-             tick: Callable[[], None] | None = None) -> Outcome:
+             tick: Callable[[], None] | None = None, soft: int | None = None) -> Outcome:
         """Wait for a child; kill it past its time limit (`limit` may be a function,
-        asked again at each poll: the limit can depend on what the child is doing)."""
+        asked again at each poll: the limit can depend on what the child is doing).
+        `soft`: a signal that asks the child to stop and say where it was, sent at the
+        limit; it is killed if it has not ended a moment later."""
         while child.proc.poll() is None:
             if self.cancelled.is_set():
                 self.kill(child)
                 return Outcome(None, cancelled=True, seconds=time.monotonic() - child.started)
             seconds = limit() if callable(limit) else limit
             if seconds is not None and time.monotonic() - child.started > seconds:
+                if soft is not None:
+                    with contextlib.suppress(OSError):
+                        child.proc.send_signal(soft)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        child.proc.wait(SOFT_GRACE)
                 self.kill(child)
-                return Outcome(None, timed_out=True, seconds=time.monotonic() - child.started)
+                return Outcome(child.proc.returncode, timed_out=True, seconds=time.monotonic() - child.started)
             if tick:
                 tick()
             time.sleep(POLL)

@@ -19,6 +19,7 @@ OUTPUTS_NPZ = "outputs.npz"  # a graph worker's outputs: "<case>/<repeat>/<k>"
 INPUTS_BIN = "inputs.bin"  # a launcher's inputs, at the plan's offsets
 OUTPUTS_BIN = "outputs.bin"  # a launcher's outputs, in plan order
 WRITERS_BIN = "writers.bin"  # the simulator's maps of who wrote what
+COUNTERS_BIN = "counters.bin"  # the simulator's counts: accesses per thread, writes per element
 RESULT = "result.json"  # {"status": ..., "message": ..., ...}; its absence means the child died
 PHASE = "phase"  # "loading", "running K N", "done"
 LOG = "log.txt"  # the child's stdout and stderr

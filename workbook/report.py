@@ -197,6 +197,8 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
     if dev.status in (Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT):
         if dev.reasons:
             console.print(indented(reasons(dev), style="bold red"))
+        if dev.findings:
+            render_findings(console, dev)
         if dev.output:
             console.print(Panel(dev.output[-3000:], title=t("status." + dev.status.value), border_style="red"))
         return
@@ -291,29 +293,43 @@ def render_findings(console: Console, dev: DeviceResult) -> None:
         console.print(indented(say(dev.tools), style="dim"))
 
 
+def finding_places(f: Finding) -> list[tuple[str, int, str]]:
+    """Each line of the learner's code a finding names, with its text: a race names two."""
+    places = [(f.file, f.line, f.source)] if f.file and f.line else []
+    if f.other_file and f.other_line and (f.other_file, f.other_line) != (f.file, f.line):
+        places.append((f.other_file, f.other_line, f.other_source))
+    return places
+
+
 def finding_where(f: Finding, case_names: dict[str, str] | None = None) -> str:
-    """Where a finding was seen: the file and line first, then the tool, kernel and case
-    (by its name in the learner's language where the cases are known)."""
+    """Where a finding was seen, besides its lines: the tool, kernel, case (by its name in
+    the learner's language where the cases are known) and how often."""
     where = []
-    if f.file:
-        where.append(f"{f.file}:{f.line}" if f.line else f.file)
     if f.tool not in ("sim", "graph"):
         where.append(f.tool)
     if f.kernel:
         where.append(f.kernel)
+    if f.file and not f.line:
+        where.append(f.file)
     if f.case:
         where.append(t("report.in_case", case=(case_names or {}).get(f.case, f.case)))
     if f.count > 1:
-        where.append(f"×{f.count}")
+        where.append(t("report.seen_times", n=f.count) if f.tool == "sim" else f"×{f.count}")
     return " · ".join(where)
 
 
 def finding_line(f: Finding, case_names: dict[str, str] | None = None) -> Padding:
-    """A finding, each of its lines wrapping under its own start."""
+    """A finding, then the lines it names, then where it was seen: each line wrapping
+    under its own start."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column(ratio=1, overflow="fold")
     grid.add_row(Text("✘", style="red"), Text(f.message.text(), style="red"))
+    for file, line, source in finding_places(f):
+        place = Text(f"{file}:{line}", style="bold")
+        if source:
+            place.append(f"  │ {source}")
+        grid.add_row("", place)
     where = finding_where(f, case_names)
     if where:
         grid.add_row("", Text(where, style="dim"))
@@ -412,7 +428,8 @@ def render_case_detail(console: Console, case: CaseResult) -> None:
             (t("report.first_failure", case=case_name(case), output=out.name), "bold"),
             ("  " + t("report.shape", shape="×".join(map(str, out.shape))), "dim"))))
         if out.nan_count or out.inf_count:
-            console.print(indented(t("report.nan_inf", nan=out.nan_count, inf=out.inf_count), style="magenta"))
+            key = "report.nan_written" if _nan_written(out, case.picture) else "report.nan_inf"
+            console.print(indented(t(key, nan=out.nan_count, inf=out.inf_count), style="magenta"))
         console.print(error_map(out))
         console.print(values_table(out))
         if case.picture:
@@ -437,6 +454,18 @@ def values_table(out: OutputCheck) -> Padding:
             got.append(" ✘", style="red")
         values.add_row(f"{out.name}{element(i, out.shape)}", got, f"{e:.6g}")
     return Padding(values, (0, 0, 0, 2), expand=False)
+
+
+def _nan_written(out: OutputCheck, picture: Picture | None) -> bool:
+    """Whether every NaN element of `out` was written by some thread (the simulator's
+    picture says so): then it was computed from a NaN, not forgotten."""
+    if picture is None or out.name not in picture.outputs:
+        return False
+    _, ids = picture.outputs[out.name]
+    if len(out.error_map) != len(ids):
+        return False
+    nan = [k for k, cell in enumerate(out.error_map) if cell == 3]
+    return bool(nan) and all(ids[k] >= 0 for k in nan)
 
 
 def _thread_label(thread_id: int, picture: Picture) -> str:
@@ -476,8 +505,10 @@ def render_picture(console: Console, picture: Picture, out: OutputCheck) -> None
     wrong = out.error_map if len(out.error_map) == len(ids) else None
     console.print(_grid(shape, ids, picture, wrong, console.width))
     for alloc, shared_ids in picture.shared:
-        console.print(indented(t("report.picture_shared", n=alloc + 1), style="bold"))
-        console.print(_grid([len(shared_ids)], shared_ids, picture, None, console.width))
+        name, shape = picture.shared_names.get(alloc, ""), picture.shared_shapes.get(alloc, [len(shared_ids)])
+        title = t("report.picture_shared_named", name=name) if name else t("report.picture_shared", n=alloc + 1)
+        console.print(indented(title, style="bold"))
+        console.print(_grid(shape, shared_ids, picture, None, console.width))
 
 
 def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] | None, width: int) -> Text:

@@ -85,9 +85,15 @@ class Finding:
     kernel: str = ""
     file: str = ""
     line: int | None = None
-    count: int = 1
-    case: str = ""  # the case it was seen in, if known
+    count: int = 1  # how many times it was seen (cases, for the simulator)
+    case: str = ""  # the (first) case it was seen in, if known
     detail: str = ""  # the tool's own words, or the threads and elements involved
+    column: int = 0
+    source: str = ""  # the text of that line
+    other_file: str = ""  # a race: where the other access was
+    other_line: int | None = None
+    other_source: str = ""
+    threads: int = 0  # the simulator: how many threads did the same (0: not counted)
 
 
 @dataclass
@@ -124,6 +130,8 @@ class Picture:
     grid: tuple[int, int, int]
     outputs: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # name -> (shape, writers)
     shared: list[tuple[int, list[int]]] = field(default_factory=list)  # (allocation, writers) for block 0
+    shared_names: dict[int, str] = field(default_factory=dict)  # allocation -> its variable in the kernel
+    shared_shapes: dict[int, list[int]] = field(default_factory=dict)  # allocation -> its shape
 
 
 @dataclass
@@ -141,6 +149,25 @@ class CaseResult:
 
 
 @dataclass
+class LaunchAccess:
+    """What the threads of one launch did, counted by the simulator in the first repeat:
+    per counter (global/shared reads/writes, in accesses and bytes) the least and most
+    of any one thread and the total, and per output the most writes one element got.
+    The per-thread table itself stays in the engine (it is large): puzzles use it for
+    access budgets."""
+
+    case: str
+    kernel: str
+    threads: int
+    least: dict[str, int] = field(default_factory=dict)
+    most: dict[str, int] = field(default_factory=dict)
+    total: dict[str, int] = field(default_factory=dict)
+    writes_per_element: dict[str, int] = field(default_factory=dict)  # output -> most writes to one element
+    per_thread: object = field(default=None, metadata={"json": False})  # numpy (threads, counters)
+    index: int = field(default=-1, metadata={"json": False})  # the case's index in the plan
+
+
+@dataclass
 class DeviceResult:
     device: str  # cpu, gpu or sim
     status: Status
@@ -154,6 +181,7 @@ class DeviceResult:
     findings: list[Finding] | None = None  # None: no tool looked (racecheck, the simulator's checks)
     tools: Msg | None = None  # which tools ran, or why none did
     output: str = ""  # a crash's own words (a traceback, the runtime's message), shown as they came
+    access: list[LaunchAccess] = field(default_factory=list)  # the simulator: what each launch's threads did
 
     def explain(self, key: str, **values) -> None:
         self.reasons.append(Msg(key, values))
@@ -219,7 +247,7 @@ def _plain(value):
     if isinstance(value, Enum):
         return value.value
     if is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value) if f.metadata.get("json", True)}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -22,7 +22,7 @@ from . import settings
 from .i18n import Msg, msg
 from .results import Finding
 
-TOOLS = ("memcheck", "racecheck", "initcheck")
+TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 PREFIX = re.compile(r"^=+ ?")
 # "at kernel_name+0x1b0 in /path/file.mojo:45" (also "at 0x1b0 in /path/file.mojo:45:kernel(...)")
 LOCATION = re.compile(r"at (?P<where>.+?) in (?P<file>[^\s:]+(?:\.mojo|\.py|\.cu)?):(?P<line>\d+)")
@@ -48,12 +48,33 @@ def locate() -> Path | None:
 AUTO = ("memcheck", "racecheck")
 
 
-def choose(mode: str, gpu_runs: bool, clean_before: set[str]) -> tuple[tuple[str, ...], Msg | None]:
+def barrier_in_branch(source: str) -> bool:
+    """Whether a barrier() sits inside an `if`, `elif` or `else` of the kernel's code:
+    then synccheck (barriers some threads of a block skip) runs by default too."""
+    lines = source.splitlines()
+    for n, line in enumerate(lines):
+        if "barrier(" not in line or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        for above in reversed(lines[:n]):
+            stripped = above.lstrip()
+            if stripped and not stripped.startswith("#") and len(above) - len(stripped) < indent:
+                if stripped.startswith(("if ", "elif ", "else")):
+                    return True
+                if stripped.startswith(("def ", "struct ")):
+                    break
+                indent = len(above) - len(stripped)
+    return False
+
+
+def choose(mode: str, gpu_runs: bool, clean_before: set[str], branches: bool = False
+           ) -> tuple[tuple[str, ...], Msg | None]:
     """Which tools to run on a GPU part, and a note for the report when none runs.
 
     `mode`: "all" (--sanitize: every tool), "auto" (memcheck and racecheck, where
     a GPU and the tool are here, once per content: `clean_before` names the tools
-    this code already passed), "off" (--no-sanitize)."""
+    this code already passed; synccheck too where `branches`: a barrier() in an
+    `if`), "off" (--no-sanitize)."""
     if mode == "off":
         return (), None
     if not gpu_runs:
@@ -62,7 +83,7 @@ def choose(mode: str, gpu_runs: bool, clean_before: set[str]) -> tuple[tuple[str
         return (), msg("sanitizer.missing")
     if mode == "all":
         return TOOLS, None
-    tools = tuple(t for t in AUTO if t not in clean_before)
+    tools = tuple(t for t in (*AUTO, *(("synccheck",) if branches else ())) if t not in clean_before)
     return tools, None if tools else msg("sanitizer.clean_before")
 
 

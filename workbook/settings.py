@@ -13,6 +13,7 @@ its effect. The README's "Settings" table lists the same names.
 | WORKBOOK_COMPILE_TIMEOUT      | 300 s                          | one Mojo compile                                    |
 | WORKBOOK_LOAD_TIMEOUT         | 600 s                          | building one MAX graph                              |
 | WORKBOOK_RUN_TIMEOUT          | 60 s                           | running the kernels of one device                   |
+| WORKBOOK_SIM_STRETCH          | 5 s                            | one simulated thread between two barriers           |
 | WORKBOOK_KEEP_SANITIZER_LOGS  | unset                          | a folder to copy compute-sanitizer's logs into      |
 | WORKBOOK_NO_PROGRESS=1, CI    | unset                          | no live progress display                            |
 | CUDA_HOME                     | /usr/local/cuda                | where compute-sanitizer is looked for               |
@@ -139,6 +140,19 @@ def load_timeout() -> float:
 
 def run_timeout() -> float:
     return _seconds("WORKBOOK_RUN_TIMEOUT", 60)
+
+
+def sim_stretch() -> float:
+    """Seconds one simulated thread may run without reaching a barrier() or its end.
+    A thread's stretch takes microseconds in any kernel that ends: past this, it is
+    an endless loop, stopped and shown with its line."""
+    return _seconds("WORKBOOK_SIM_STRETCH", 5)
+
+
+def sim_watches() -> bool:
+    """WORKBOOK_SIM_WATCH=0 builds the simulator without watching accesses: no findings
+    but the barriers', no lines. Only for measuring what watching costs (benchmarks/)."""
+    return os.environ.get("WORKBOOK_SIM_WATCH", "1") != "0"
 
 
 def keep_sanitizer_logs() -> Path | None:

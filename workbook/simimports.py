@@ -2,12 +2,13 @@
 
 The kernel itself is compiled unchanged by the real Mojo compiler; only the
 names that make it a GPU kernel (thread ids, barrier(), shared memory) come
-from workbook/mojo/wbsim.mojo instead of `max.gpu` and `layout`. Every line
+from workbook/mojo/wbsim.mojo (and warps from wbwarp.mojo) instead of
+`max.gpu` and `layout`. Every line
 keeps its number, so a compiler error points at the learner's own line.
 
-Only the import shapes below are accepted. Anything else GPU-specific (warp
-shuffles, async copies, `import max.gpu`) is refused with a message naming
-the line: the simulator never guesses.
+Only the import shapes below are accepted. Anything else GPU-specific (async
+copies, tensor cores, `import max.gpu`) is refused with a message naming the
+line: the simulator never guesses.
 """
 
 from __future__ import annotations
@@ -15,18 +16,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# module -> the names the simulator provides in its place
+# module -> name -> the simulator's module that provides it in its place
+WARP_NAMES = ("shuffle_down", "shuffle_up", "shuffle_xor", "shuffle_idx", "sum", "max", "min", "prefix_sum",
+              "broadcast", "vote", "lane_group_sum", "lane_group_sum_and_broadcast", "lane_group_max",
+              "lane_group_max_and_broadcast", "lane_group_min")
 PROVIDED = {
-    "max.gpu": {"thread_idx", "block_idx", "block_dim", "grid_dim", "global_idx", "barrier"},
-    "max.gpu.sync": {"barrier"},
-    "layout": {"stack_allocation"},
-    "layout.tile_tensor": {"stack_allocation"},
-    "max.gpu.primitives": {"block"},
+    "max.gpu": {**dict.fromkeys(("thread_idx", "block_idx", "block_dim", "grid_dim", "global_idx", "barrier"),
+                                "wbsim"), "lane_id": "wbwarp", "WARP_SIZE": "wbwarp"},
+    "max.gpu.sync": {"barrier": "wbsim"},
+    "layout": {"stack_allocation": "wbsim"},
+    "layout.tile_tensor": {"stack_allocation": "wbsim"},
+    "max.gpu.primitives": {"block": "wbsim"},
+    "max.gpu.primitives.warp": dict.fromkeys(WARP_NAMES, "wbwarp"),
+    # Every address space is the CPU's there: accesses through a SHARED pointer would
+    # escape the instrumentation that watches them.
+    "max.gpu.memory": {"AddressSpace": "wbsim"},
 }
+# Modules imported as a whole: `from max.gpu.primitives import warp` -> `import wbwarp as warp`.
+MODULES = {("max.gpu.primitives", "warp"): "wbwarp"}
 # Modules whose other names are fine to keep on the CPU (host code, types).
-KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host", "max.gpu.memory"}
-# Names of max.gpu.memory that are plain types, usable on the CPU.
-MEMORY_TYPES = {"AddressSpace"}
+KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host"}
 GPU_MODULE = re.compile(r"^max\.gpu(\.|$)")
 FROM = re.compile(r"^(\s*)from\s+([\w.]+)\s+import\s+(.*)$")
 IMPORT = re.compile(r"^\s*import\s+([\w.]+)")
@@ -90,21 +99,26 @@ def _statement(lines: list[str], start: int, rest: str) -> tuple[int, list[tuple
 
 def _replace(indent: str, module: str, names: list[tuple[str, str]], line: int, sim_module: str,
              count: int) -> list[str]:
-    provided = PROVIDED.get(module, set())
-    to_sim, kept = [], []
+    provided = PROVIDED.get(module, {})
+    to_sim: dict[str, list[str]] = {}
+    kept, whole = [], []
     for name, alias in names:
         spelled = f"{name} as {alias}" if alias else name
         if name == "*":
             raise Unsupported(line, f"from {module} import *")
-        if name in provided:
-            to_sim.append(spelled)
-        elif module in KEEP and (module != "max.gpu.memory" or name in MEMORY_TYPES):
+        if (module, name) in MODULES:
+            whole.append(f"import {MODULES[(module, name)]} as {alias or name}")
+        elif name in provided:
+            target = sim_module if provided[name] == "wbsim" else provided[name]
+            to_sim.setdefault(target, []).append(spelled)
+        elif module in KEEP:
             kept.append(spelled)
         else:
             raise Unsupported(line, f"{name} from {module}")
     statements = []
     if kept:
         statements.append(f"from {module} import {', '.join(kept)}")
-    if to_sim:
-        statements.append(f"from {sim_module} import {', '.join(to_sim)}")
+    for target, spelled in to_sim.items():
+        statements.append(f"from {target} import {', '.join(spelled)}")
+    statements += whole
     return [indent + "; ".join(statements)] + [""] * (count - 1)

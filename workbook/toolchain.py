@@ -42,6 +42,37 @@ def mojo_binary() -> Path | None:
     return Path(found) if found else None
 
 
+@functools.lru_cache(maxsize=1)
+def mojo_libs() -> Path | None:
+    """The folder of Mojo's runtime libraries (libKGENCompilerRTShared.so and friends),
+    which the workbook links the simulator's launcher against itself: `mojo build`
+    would add a ThreadSanitizer runtime that the simulator replaces."""
+    mojo = mojo_binary()
+    candidates: list[Path] = []
+    if mojo is not None:
+        real = mojo.resolve()
+        candidates += [real.parent.parent / "lib", real.parent / "lib"]
+        prefix = real.parent.parent
+        candidates += sorted(prefix.glob("lib/python3*/site-packages/modular/lib"))
+    try:  # the wheel's Python package knows where its files are
+        from mojo._package_root import get_package_root
+
+        root = get_package_root()
+        if root is not None:
+            candidates.append(Path(root) / "lib")
+    except Exception:  # noqa: BLE001 - a private helper of the wheel: only a fallback
+        pass
+    for folder in candidates:
+        if (folder / "libKGENCompilerRTShared.so").exists():
+            return folder
+    return None
+
+
+def c_compiler() -> str | None:
+    """The C compiler driver Mojo itself links with (`cc`)."""
+    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+
 def package_version(name: str) -> str | None:
     try:
         return metadata.version(name)

@@ -32,7 +32,7 @@ def sync(ctx: Context, *, puzzles: list[str]) -> int:
     return exitcodes.OK
 
 
-def verify(ctx: Context, *, puzzles: list[str], run: bool = False) -> int:
+def verify(ctx: Context, *, puzzles: list[str], run: bool = False, seeds: int = curriculum.SEEDS) -> int:
     chosen = [resolve(p)[0] for p in puzzles] if puzzles else catalog.all_puzzles()
     verdicts = curriculum.static_checks(chosen)
     if run:
@@ -41,6 +41,8 @@ def verify(ctx: Context, *, puzzles: list[str], run: bool = False) -> int:
                 if not ctx.as_json:
                     ctx.out.print(t("author.running", id=puzzle.id), style="dim")
                 verdicts.append(curriculum.run_solution(sandbox, puzzle.id)[1])
+                if seeds:
+                    verdicts.append(curriculum.run_seeds(sandbox, puzzle.id, seeds))
                 verdicts.append(curriculum.run_skeleton(sandbox, puzzle.id))
                 for kernel in curriculum.wrong_kernels(puzzle):
                     verdicts += curriculum.run_wrong(sandbox, kernel)[1]

@@ -38,6 +38,17 @@ def main(ctx: Context) -> int:
             problems.append(t("doctor.fix_gpu"))
     rows.append((t("doctor.target"), toolchain.gpu_target()))
     rows.append((t("doctor.sim"), t("doctor.sim_what")))
+    # The simulator's launcher is compiled by Mojo, then linked by the workbook with the C
+    # compiler Mojo itself links with, against Mojo's runtime libraries; lines come from
+    # the llvm-symbolizer that ships with Mojo.
+    from .. import symbols
+
+    for label, found, fix in ((t("doctor.cc"), toolchain.c_compiler(), "doctor.fix_cc"),
+                              (t("doctor.mojo_libs"), toolchain.mojo_libs(), "doctor.fix_mojo_libs"),
+                              ("llvm-symbolizer", symbols.symbolizer(), None)):
+        rows.append((label, str(found or t("doctor.missing"))))
+        if found is None and fix:
+            problems.append(t(fix))
     rows.append((t("doctor.cache"), str(settings.cache_dir())))
     rows.append((t("doctor.max_cache"), str(settings.max_cache_dir())))
     found = settings.find_root()

@@ -5,7 +5,44 @@ import numpy as np
 SHAPES = {"1d": (3, 1, 1, 4, 1, 1), "2d": (2, 3, 1, 3, 2, 1), "3d": (2, 2, 2, 2, 3, 2)}
 
 
+def _warp_cases(rng):
+    return [{"name": f"size {n}", "label": {"en": f"size {n}", "ko": f"크기 {n}"}, "params": {"size": n},
+             "inputs": {"a": rng.integers(0, 8, n).astype(np.float32)}} for n in (64, 50, 100)]
+
+
+def _warps(a: np.ndarray) -> np.ndarray:
+    """What an NVIDIA GPU gives each thread (blocks of 64: two warps of 32)."""
+    threads = -(-a.size // 64) * 64
+    v = np.zeros(threads, dtype=np.float64)
+    v[:a.size] = a
+    out = np.zeros((threads, 8))
+    for w in range(0, threads, 32):
+        lanes = v[w:w + 32]
+        for lane in range(32):
+            down = lanes[lane + 1] if lane + 1 < 32 else lanes[lane]
+            big = [k for k in range(32) if lanes[k] > 3]
+            full = sum(1 << k for k in big)
+            ballot = (full & 0xFFF) + (full >> 20) * 4096  # as the kernel packs it, exact in float32
+            out[w + lane] = [lane, lanes.sum(), down, lanes[lane ^ 2], lanes[:lane + 1].sum(), lanes[0],
+                             lanes.max() if lane == 0 else _partial_max(lanes, lane), ballot]
+    return out
+
+
+def _partial_max(lanes: np.ndarray, lane: int) -> float:
+    """warp.max folds with shuffles down at offsets 16..1: lane 0 gets the maximum, lane k
+    the maximum of the lanes k + j for the offsets' sums j that stay below 32."""
+    res = lanes.copy()
+    offset = 16
+    while offset >= 1:
+        shifted = np.array([res[k + offset] if k + offset < 32 else res[k] for k in range(32)])
+        res = np.maximum(res, shifted)
+        offset //= 2
+    return res[lane]
+
+
 def cases(rng, part):
+    if part in ("warps", "partial_warps"):
+        return _warp_cases(rng)
     if part == "ids":
         return [{"name": name, "label": {"en": name, "ko": name},
                  "params": dict(zip(("gx", "gy", "gz", "dx", "dy", "dz"), dims)), "inputs": {}}
@@ -28,6 +65,10 @@ def expected(case, part):
                                              bx * p["dx"] + tx])
         return {"ids": np.array(rows, dtype=np.float64)}
     a = case["inputs"]["a"].astype(np.float32)
+    if part == "warps":
+        return {"output": _warps(a.astype(np.float64))}
+    if part == "partial_warps":  # not meant to pass: what lanes with no thread give is undefined
+        return {"output": np.zeros((-(-a.size // 40) * 40, 8))}
     if part == "sum":
         return {"result": np.array([a.astype(np.float64).sum()])}
     out = np.empty_like(a)

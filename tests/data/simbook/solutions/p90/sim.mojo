@@ -1,5 +1,6 @@
 # Kernels that exercise the simulator (tests/test_sim.py changes them to make bugs).
-from max.gpu import thread_idx, block_idx, block_dim, grid_dim, global_idx
+from max.gpu import thread_idx, block_idx, block_dim, grid_dim, global_idx, lane_id, WARP_SIZE
+from max.gpu.primitives import warp
 from max.gpu.sync import barrier
 from max.gpu.memory import AddressSpace
 from layout import TileTensor
@@ -9,7 +10,10 @@ from layout.tile_tensor import stack_allocation
 comptime dtype = DType.float32
 comptime Vector[n: Int] = type_of(row_major[n]())
 comptime Table[n: Int] = type_of(row_major[n, 12]())
+comptime Row8[n: Int] = type_of(row_major[n, 8]())
 comptime TPB = 4
+comptime WARPS = 64
+comptime PARTIAL = 40
 
 
 def ids_kernel[threads: Int](ids: TileTensor[mut=True, dtype, Table[threads], MutAnyOrigin]):
@@ -73,3 +77,39 @@ def grand_total[blocks: Int](
         for k in range(blocks):
             s += totals[k][0]
         result[0] = s
+
+
+def halves[size: Int](
+    output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+):
+    """The neighbours kernel through float16 shared slots: two threads write two
+    neighbouring 2-byte slots, which is no race."""
+    var shared = stack_allocation[dtype=DType.float16, address_space=AddressSpace.SHARED](row_major[TPB]())
+    var i = block_idx.x * TPB + thread_idx.x
+    var t = thread_idx.x
+    var last = min(TPB, size - block_idx.x * TPB)
+    if i < size:
+        shared[t] = a[i].cast[DType.float16]()
+    barrier()
+    if i < size:
+        output[i] = (shared[t] + shared[(t + 1) % last]).cast[dtype]()
+
+
+def warp_ops[size: Int, threads: Int](
+    output: TileTensor[mut=True, dtype, Row8[threads], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+):
+    """Every warp operation once: each thread writes what it got, in its own row."""
+    var i = block_idx.x * block_dim.x + thread_idx.x
+    var v = a[i][0] if i < size else Scalar[dtype](0)
+    var row = i
+    output[row, 0] = Float32(lane_id())
+    output[row, 1] = warp.sum(v)
+    output[row, 2] = warp.shuffle_down(v, 1)
+    output[row, 3] = warp.shuffle_xor(v, 2)
+    output[row, 4] = warp.prefix_sum(v)
+    output[row, 5] = warp.broadcast(v)
+    output[row, 6] = warp.max(v)
+    var ballot = warp.vote[DType.uint32](v > 3)
+    output[row, 7] = Float32(ballot & 0xFFF) + Float32(ballot >> 20) * 4096 + Float32(WARP_SIZE - 32)

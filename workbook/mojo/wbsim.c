@@ -1,0 +1,1609 @@
+/* wbsim.c: the simulator's runtime, and the harness of the host launcher.
+ *
+ * The learner's kernels are compiled by the real Mojo compiler with
+ * `--sanitize thread`: every load and store the compiled code makes, at its
+ * own width, first calls a `__tsan_*` function. No ThreadSanitizer runtime is
+ * linked; the functions below are ours. They see every access of every
+ * simulated thread to the memory the simulator hands out (the buffers of a
+ * case and each block's shared memory), with the address of the instruction
+ * that made it, which the workbook turns into the learner's file and line.
+ *
+ * What a launch does (wbsim_launch):
+ * - blocks run one after another; every thread of a block has its own stack
+ *   and registers (a ucontext), so it can stop in the middle of the kernel at
+ *   barrier() and resume there later;
+ * - one thread runs at a time, in a chosen order (forward, or in reverse),
+ *   until its next barrier() or its end. When every thread of the block is at
+ *   a barrier, the barrier opens: the block's next round begins;
+ * - every byte of simulator memory has a shadow: who wrote it last and when
+ *   (launch, block, round), who read it, whether anything wrote it at all.
+ *   From it come the findings: two threads of a block touching one byte in
+ *   one round where one of them writes (a race, whatever the values); two
+ *   blocks of one launch doing so in global memory; a read of memory nothing
+ *   wrote; a read or a write outside every buffer or shared array; a barrier
+ *   some threads never reach, or different barriers in one round.
+ * Memory outside the buffers is readable (it holds 0xFF bytes, NaN as a
+ * float), so a kernel that reads past an end goes on, and every thread that
+ * does the same is counted, not only the first.
+ *
+ * The harness side reads the cases' inputs (inputs.bin), hands out buffers,
+ * and writes outputs.bin, writers.bin, counters.bin and result.json for the
+ * workbook (workbook/kernelrun.py reads them).
+ *
+ * Usage: launcher RUN_DIR MODE REPEATS SECONDS [CASES]
+ *   MODE cpu (an op's CPU kernel, called directly) or sim (GPU kernels, simulated).
+ * WORKBOOK_SIM_STRETCH (seconds, default 5): longest one simulated thread may
+ * run without reaching a barrier or its end before it counts as endless.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <dlfcn.h>
+#include <stddef.h>
+
+typedef int64_t i64;
+typedef uint64_t u64;
+typedef uint32_t u32;
+
+/* ------------------------------------------------------------------------- */
+/* Limits and constants                                                      */
+/* ------------------------------------------------------------------------- */
+
+#define SHARED_LIMIT (48 * 1024)   /* static shared memory a block may use */
+#define SHARED_ARENA (64 * 1024)   /* room for a kernel that asks for more: reported */
+#define MAX_REGIONS 64
+#define MAX_ALLOCS 64
+#define MAX_FINDINGS 64
+#define FIRST_THREADS 8
+#define STACK_BYTES (256 * 1024)
+#define SHADOW_DEPTH 32
+#define HEAP_RESERVE (256ULL << 30) /* address space only: buffers sit in the middle */
+#define PAGE 4096ULL
+#define POISON_WORD 0x7FFEFEFEu     /* a NaN arithmetic never makes: "never written" */
+#define SIM_MISUSE 70
+#define EXIT_FAULT 71
+#define EXIT_TIMEOUT 72
+
+enum { ROLE_INPUT, ROLE_OUTPUT, ROLE_SCRATCH, ROLE_SHARED };
+enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP };
+
+#define WARP 32                 /* lanes of a warp, as on NVIDIA GPUs */
+#define WARP_SLOT 64            /* bytes each lane may put into a warp operation */
+enum { F_INIT = 1, F_ATOMIC = 2, F_OTHER_BLOCK_READ = 4 };
+
+/* ------------------------------------------------------------------------- */
+/* State                                                                     */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    u64 w_ep, r_ep;          /* epoch (launch, block, round) of the last write, of the recorded read */
+    int32_t w_tid, r_tid, r2_tid; /* threads: the last writer, the first reader and another reader of r_ep */
+    u32 w_site, r_site, r2_site;
+    u32 writes;              /* writes since the repeat began (writes per element) */
+    uint8_t flags;
+} cell_t;
+
+typedef struct {
+    uintptr_t base;
+    size_t bytes, elem, count;
+    int role, zero, rank;
+    i64 shape[3];
+    char name[48];
+    cell_t *shadow;          /* one cell per byte */
+} region_t;
+
+typedef struct {
+    size_t offset, bytes, elem;
+    int rank;
+    i64 shape[3];
+    u32 site;                /* where stack_allocation was called */
+} alloc_t;
+
+typedef struct {
+    ucontext_t ctx;
+    int x, y, z, linear, gtid, state;
+    int ready;               /* may run in this round (not waiting anywhere) */
+    int warp_op;             /* the warp operation it waits at (wbwarp.mojo's numbers) */
+    u32 warp_site;
+    int took_part;           /* in the last completed warp operation of its warp */
+    void *barrier_pc;
+    void *last_pc;           /* the last access it made: where it is, if it never ends */
+    u32 barrier_site;
+    int alloc_index;
+    size_t shared_offset;
+    void *stack[SHADOW_DEPTH];
+    int depth;
+    double stretch_started;
+} thread_t;
+
+typedef struct {
+    uintptr_t pc, caller;    /* relative to the executable's base; 0 for a source site */
+    const char *file;        /* a source site: where the compiler says the call is */
+    int file_len, line, col;
+    u64 accesses[4];         /* the first repeat's: global reads, global writes, shared reads, shared writes */
+    char launch[48];         /* the kernel that first made them */
+} site_t;
+
+typedef struct {
+    char kind[32];
+    int case_index, region, alloc;
+    u32 site, other_site;
+    char hazard[24];
+    char launch[48];
+    int write, access_bytes, block, round, other_thread;
+    i64 index, index_min, index_max, size;
+    i64 events, threads, tid_min, tid_max;
+    int first[FIRST_THREADS], nfirst;
+    int array_rank;          /* a shared array: its shape, element size and where it was made */
+    i64 array_shape[3];
+    size_t array_elem;
+    u32 array_site;
+    uint8_t *seen;           /* a bit per thread of the launch */
+    size_t seen_bits;
+    char extra[512];         /* more JSON fields, already formatted */
+} finding_t;
+
+static struct {
+    /* harness */
+    char dir[4096];
+    int mode;                /* 0 cpu, 1 sim */
+    int repeats;
+    double limit;
+    double stretch_limit;
+    int *selected, nselected;
+    int out_fd, writers_fd, counters_fd;
+    double started;
+    int case_index, total_cases;
+    int stopped;             /* some case's launch could not finish */
+    int fatal;               /* this case's */
+    char *inputs;
+    size_t inputs_bytes;
+    uintptr_t exe_base;
+    /* memory */
+    uintptr_t heap_lo, heap_hi, heap_next, heap_case_mark, committed_hi;
+    region_t regions[MAX_REGIONS];
+    int nregions, case_regions_from;
+    region_t *arena;         /* shared memory: one arena, reused by each block in turn */
+    alloc_t allocs[MAX_ALLOCS];
+    int nallocs, shared_problem;
+    size_t arena_used;
+    /* launch */
+    int launch_serial, launch_in_case, rep;
+    char label[48];
+    void (*entry)(i64);
+    i64 kbox;
+    int gx, gy, gz, bx, by, bz, block_linear, nthreads;
+    int round;
+    u64 epoch;
+    thread_t *threads;
+    int threads_cap;
+    char *stacks;
+    int stacks_cap;
+    ucontext_t main_ctx;
+    thread_t *cur;           /* the simulated thread running now, NULL in the launcher */
+    thread_t cpu;            /* the CPU kernel, while it runs (mode cpu) */
+    char *scratch;           /* block.* primitives exchange values here */
+    char *warp_in, *warp_out; /* per thread: what it brought to a warp operation; what all brought, once complete */
+    size_t scratch_cap;
+    u32 *counts;             /* per thread of the launch: 8 counters */
+    size_t counts_cap;
+    int keep_shared;         /* record block 0's shared writers (forward order, first repeat) */
+    int32_t *shared_writers;
+    char shared_table[2048];
+    /* findings and sites */
+    finding_t findings[MAX_FINDINGS];
+    int nfindings;
+    i64 dropped;
+    site_t *sites;
+    u32 nsites, sites_cap;
+    u32 *site_hash;
+    u32 site_hash_cap;
+    /* the end */
+    char timeout_json[1024];
+} S;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stdout, "workbook-sim: %s\n", buf);
+    fflush(stdout);
+    _exit(SIM_MISUSE);
+}
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Sites: where in the compiled code an access or a barrier was              */
+/* ------------------------------------------------------------------------- */
+
+static u32 site_of(void *pc, void *caller) {
+    uintptr_t p = (uintptr_t)pc - S.exe_base, c = caller ? (uintptr_t)caller - S.exe_base : 0;
+    if (S.site_hash_cap == 0 || S.nsites * 2 >= S.site_hash_cap) {
+        u32 cap = S.site_hash_cap ? S.site_hash_cap * 2 : 4096;
+        u32 *table = xcalloc(cap, sizeof(u32));
+        for (u32 i = 1; i <= S.nsites; i++) {
+            u64 h = (S.sites[i].pc * 0x9E3779B97F4A7C15ULL) ^ (S.sites[i].caller * 0xC2B2AE3D27D4EB4FULL);
+            u32 k = (u32)(h >> 20) & (cap - 1);
+            while (table[k]) k = (k + 1) & (cap - 1);
+            table[k] = i;
+        }
+        free(S.site_hash);
+        S.site_hash = table;
+        S.site_hash_cap = cap;
+    }
+    u64 h = (p * 0x9E3779B97F4A7C15ULL) ^ (c * 0xC2B2AE3D27D4EB4FULL);
+    u32 k = (u32)(h >> 20) & (S.site_hash_cap - 1);
+    while (S.site_hash[k]) {
+        site_t *s = &S.sites[S.site_hash[k]];
+        if (s->pc == p && s->caller == c) return S.site_hash[k];
+        k = (k + 1) & (S.site_hash_cap - 1);
+    }
+    if (S.nsites + 1 >= S.sites_cap) {
+        S.sites_cap = S.sites_cap ? S.sites_cap * 2 : 1024;
+        S.sites = realloc(S.sites, S.sites_cap * sizeof(site_t));
+        if (!S.sites) die("out of memory");
+    }
+    S.nsites++;
+    memset(&S.sites[S.nsites], 0, sizeof(site_t));
+    S.sites[S.nsites].pc = p;
+    S.sites[S.nsites].caller = c;
+    S.site_hash[k] = S.nsites;
+    return S.nsites;
+}
+
+/* A site the compiler named (call_location in wbsim.mojo): barriers and shared arrays,
+ * whose identity must not depend on how the optimiser laid out the code. */
+static u32 source_site(const char *file, i64 file_len, i64 line, i64 col) {
+    for (u32 i = S.nsites; i >= 1 && i + 64 > S.nsites; i--) {
+        site_t *s = &S.sites[i];
+        if (s->file == file && s->line == line && s->col == col) return i;
+    }
+    u32 id = site_of((void *)(uintptr_t)(S.exe_base + ((u64)line << 32) + (u64)col + 0x8000000000000000ULL),
+                     (void *)(uintptr_t)(S.exe_base + (uintptr_t)file));
+    site_t *s = &S.sites[id];
+    s->file = file;
+    s->file_len = (int)file_len;
+    s->line = (int)line;
+    s->col = (int)col;
+    return id;
+}
+
+static void *caller_of(thread_t *t) {
+    return t && t->depth > 0 && t->depth <= SHADOW_DEPTH ? t->stack[t->depth - 1] : NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Findings                                                                  */
+/* ------------------------------------------------------------------------- */
+
+static finding_t *finding(const char *kind, int region, int alloc, u32 site, u32 other_site, const char *hazard) {
+    for (int i = 0; i < S.nfindings; i++) {
+        finding_t *f = &S.findings[i];
+        if (f->case_index == S.case_index && f->region == region && f->alloc == alloc && f->site == site &&
+            f->other_site == other_site && !strcmp(f->kind, kind) && !strcmp(f->hazard, hazard ? hazard : ""))
+            return f;
+    }
+    if (S.nfindings >= MAX_FINDINGS) {
+        S.dropped++;
+        return NULL;
+    }
+    finding_t *f = &S.findings[S.nfindings++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->kind, sizeof f->kind, "%s", kind);
+    snprintf(f->hazard, sizeof f->hazard, "%s", hazard ? hazard : "");
+    snprintf(f->launch, sizeof f->launch, "%s", S.label);
+    f->case_index = S.case_index;
+    f->region = region;
+    f->alloc = alloc;
+    f->site = site;
+    f->other_site = other_site;
+    f->other_thread = -1;
+    f->block = S.block_linear;
+    f->round = S.round;
+    f->tid_min = INT64_MAX;
+    f->tid_max = -1;
+    f->index_min = INT64_MAX;
+    f->index_max = INT64_MIN;
+    if (alloc >= 0 && alloc < S.nallocs) {
+        alloc_t *a = &S.allocs[alloc];
+        f->array_rank = a->rank;
+        memcpy(f->array_shape, a->shape, sizeof f->array_shape);
+        f->array_elem = a->elem;
+        f->array_site = a->site;
+        f->size = (i64)(a->bytes / a->elem);
+    } else if (region >= 0 && region < S.nregions) {
+        f->size = (i64)S.regions[region].count;
+    }
+    return f;
+}
+
+/* One more thread (and element) seen doing what `f` describes. */
+static void saw(finding_t *f, int tid, i64 index) {
+    if (!f) return;
+    if (f->events == 0 && S.cur) f->block = S.cur == &S.cpu ? -1 : S.block_linear;
+    f->events++;
+    if (index < f->index_min) f->index_min = index;
+    if (index > f->index_max) f->index_max = index;
+    if (f->events == 1) f->index = index;
+    if (tid < 0) {
+        if (f->threads == 0) f->threads = 1;
+        return;
+    }
+    size_t need = (size_t)tid + 1;
+    if (need > f->seen_bits) {
+        size_t bits = need < 1024 ? 1024 : need * 2;
+        uint8_t *seen = xcalloc(bits / 8 + 1, 1);
+        if (f->seen) {
+            memcpy(seen, f->seen, f->seen_bits / 8 + 1);
+            free(f->seen);
+        }
+        f->seen = seen;
+        f->seen_bits = bits;
+    }
+    if (f->seen[tid / 8] & (1 << (tid % 8))) return;
+    f->seen[tid / 8] |= (uint8_t)(1 << (tid % 8));
+    f->threads++;
+    if (tid < f->tid_min) f->tid_min = tid;
+    if (tid > f->tid_max) f->tid_max = tid;
+    if (f->nfirst < FIRST_THREADS) f->first[f->nfirst++] = tid;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Simulator memory                                                          */
+/* ------------------------------------------------------------------------- */
+
+static size_t page_up(size_t n) { return (n + PAGE - 1) & ~(PAGE - 1); }
+
+static void commit(uintptr_t lo, uintptr_t hi) {
+    lo &= ~(PAGE - 1);
+    hi = page_up(hi);
+    if (hi <= lo) return;
+    if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0) die("could not map simulator memory");
+    memset((void *)lo, 0xFF, hi - lo);
+}
+
+static void heap_init(void) {
+    void *p = mmap(NULL, HEAP_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) die("could not reserve address space for the simulator");
+    S.heap_lo = (uintptr_t)p;
+    S.heap_hi = S.heap_lo + HEAP_RESERVE;
+    S.heap_next = S.heap_lo + HEAP_RESERVE / 2; /* far from both ends: a wild index still lands inside */
+}
+
+/* A region of `bytes` with gaps before and after that hold 0xFF and belong to nobody. */
+static region_t *new_region(const char *name, size_t name_len, int role, size_t count, size_t elem, int rank,
+                            const i64 *shape) {
+    if (S.nregions >= MAX_REGIONS) die("too many buffers in one case");
+    size_t bytes = count * elem;
+    size_t gap = page_up(bytes) > 65536 ? page_up(bytes) : 65536;
+    uintptr_t data = S.heap_next + gap;
+    uintptr_t end = data + page_up(bytes ? bytes : 1);
+    if (end + gap >= S.heap_hi) die("the simulator ran out of address space");
+    commit(S.heap_next, end + gap);
+    S.heap_next = end + gap;
+    region_t *r = &S.regions[S.nregions++];
+    memset(r, 0, sizeof *r);
+    r->base = data;
+    r->bytes = bytes;
+    r->elem = elem;
+    r->count = count;
+    r->role = role;
+    r->rank = rank;
+    for (int i = 0; i < 3; i++) r->shape[i] = shape[i];
+    if (name_len >= sizeof r->name) name_len = sizeof r->name - 1;
+    memcpy(r->name, name, name_len);
+    r->shadow = xcalloc(bytes ? bytes : 1, sizeof(cell_t));
+    return r;
+}
+
+static void reset_shadow(region_t *r, size_t from, size_t to, int initialized) {
+    for (size_t i = from; i < to; i++) {
+        cell_t *c = &r->shadow[i];
+        memset(c, 0, sizeof *c);
+        c->w_tid = c->r_tid = c->r2_tid = -1;
+        c->flags = initialized ? F_INIT : 0;
+    }
+}
+
+static region_t *region_at(uintptr_t a) {
+    int lo = 0, hi = S.nregions - 1;
+    while (lo <= hi) { /* regions are in address order: the heap only grows within a case */
+        int mid = (lo + hi) / 2;
+        region_t *r = &S.regions[mid];
+        if (a < r->base) hi = mid - 1;
+        else if (a >= r->base + (r->bytes ? r->bytes : 1)) lo = mid + 1;
+        else return r;
+    }
+    return NULL;
+}
+
+/* The region an address outside every region belongs with: the nearest one. */
+static region_t *nearest(uintptr_t a) {
+    region_t *best = NULL;
+    u64 best_d = UINT64_MAX;
+    for (int i = 0; i < S.nregions; i++) {
+        region_t *r = &S.regions[i];
+        u64 d = a < r->base ? r->base - a : a - (r->base + r->bytes);
+        if (d < best_d) {
+            best_d = d;
+            best = r;
+        }
+    }
+    return best;
+}
+
+static i64 element_of(region_t *r, uintptr_t a) {
+    i64 off = (i64)(a - r->base);
+    i64 e = (i64)r->elem;
+    return off >= 0 ? off / e : -((-off + e - 1) / e);
+}
+
+/* Shared arrays: which allocation of the block's arena an offset lies in. */
+static int alloc_at(size_t offset) {
+    for (int k = 0; k < S.nallocs; k++)
+        if (offset >= S.allocs[k].offset && offset < S.allocs[k].offset + S.allocs[k].bytes) return k;
+    return -1;
+}
+
+static int alloc_nearest(size_t offset) {
+    int best = -1;
+    size_t best_d = SIZE_MAX;
+    for (int k = 0; k < S.nallocs; k++) {
+        alloc_t *al = &S.allocs[k];
+        size_t d = offset < al->offset ? al->offset - offset : offset - (al->offset + al->bytes);
+        if (d < best_d) {
+            best_d = d;
+            best = k;
+        }
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Watching accesses                                                         */
+/* ------------------------------------------------------------------------- */
+
+#define EP(launch, block, round) (((u64)(launch) << 40) | ((u64)(block) << 20) | (u64)(round))
+#define EP_LAUNCH(ep) ((ep) >> 40)
+#define EP_BLOCK(ep) (((ep) >> 20) & 0xFFFFF)
+#define EP_ROUND(ep) ((ep) & 0xFFFFF)
+
+/* Whether an earlier access (epoch, thread) and this one may happen in either
+ * order on a GPU: another thread, in the same launch, and either another block
+ * or the same round of the same block (no barrier between them). */
+static int unordered(u64 ep, int tid) {
+    if (tid < 0 || tid == S.cur->gtid || ep == 0) return 0;
+    if (EP_LAUNCH(ep) != EP_LAUNCH(S.epoch)) return 0;
+    if (EP_BLOCK(ep) != EP_BLOCK(S.epoch)) return 1;
+    return EP_ROUND(ep) == EP_ROUND(S.epoch);
+}
+
+/* Per thread (counters.bin) and per site (result.json's sites): what the first repeat
+ * read and wrote, so that a part's access budget can be checked and its lines named. */
+static void count(int shared, int write, size_t n, void *pc) {
+    thread_t *t = S.cur;
+    if (!S.counts || t->gtid < 0) return;
+    u32 *c = &S.counts[(size_t)t->gtid * 8];
+    int k = (shared ? 4 : 0) + (write ? 2 : 0);
+    c[k] += 1;
+    c[k + 1] += (u32)n;
+    u32 id = site_of(pc, caller_of(t)); /* first: it may move the table */
+    site_t *site = &S.sites[id];
+    if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
+    site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
+}
+
+static void outside(uintptr_t a, size_t n, int write, u32 site) {
+    thread_t *t = S.cur;
+    if (a + n > S.committed_hi || a < S.heap_lo + HEAP_RESERVE / 2) {
+        /* Wild, but inside the reservation: give the pages to the kernel (0xFF) so it goes on. */
+        uintptr_t lo = a & ~(PAGE - 1), hi = page_up(a + n);
+        if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0) memset((void *)lo, 0xFF, hi - lo);
+    }
+    region_t *arena = S.arena;
+    if (arena && S.mode == 1 && a + n > arena->base - 65536 && a < arena->base + arena->bytes + 65536) {
+        size_t off = a < arena->base ? 0 : a - arena->base;
+        int k = alloc_nearest(off);
+        finding_t *f = finding(write ? "shared_out_of_bounds" : "shared_read_out_of_bounds", -1, k, site, 0, NULL);
+        if (f && k >= 0) {
+            alloc_t *al = &S.allocs[k];
+            i64 rel = (i64)a - (i64)(arena->base + al->offset);
+            i64 idx = rel >= 0 ? rel / (i64)al->elem : -((-rel + (i64)al->elem - 1) / (i64)al->elem);
+            f->size = (i64)(al->bytes / al->elem);
+            saw(f, t->gtid, idx);
+        } else {
+            saw(f, t->gtid, (i64)off);
+        }
+        return;
+    }
+    region_t *r = nearest(a);
+    if (!r) return;
+    finding_t *f = finding(write ? "out_of_bounds" : "read_out_of_bounds", (int)(r - S.regions), -1, site, 0, NULL);
+    if (f) {
+        f->size = (i64)r->count;
+        f->write = write;
+        f->access_bytes = (int)n;
+    }
+    saw(f, t->gtid, element_of(r, a));
+}
+
+static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
+    thread_t *t = S.cur;
+    region_t *r = region_at(a);
+    u32 site = 0;
+    if (!r || a + n > r->base + r->bytes) {
+        site = site_of(pc, caller_of(t));
+        outside(a, n, write, site);
+        count(0, write, n, pc);
+        return;
+    }
+    int shared = r->role == ROLE_SHARED;
+    size_t off = a - r->base;
+    int k = -1;
+    if (shared) {
+        k = alloc_at(off);
+        if (k < 0 || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
+            site = site_of(pc, caller_of(t));
+            outside(a, n, write, site);
+            count(1, write, n, pc);
+            return;
+        }
+    }
+    count(shared, write, n, pc);
+    int in_kernel = S.mode == 1;
+    int region_id = shared ? -1 : (int)(r - S.regions);
+    int reported = 0;
+    for (size_t i = 0; i < n; i++) {
+        cell_t *c = &r->shadow[off + i];
+        if (!write) {
+            if (!(c->flags & F_INIT) && !reported) {
+                if (!site) site = site_of(pc, caller_of(t));
+                finding_t *f = finding("uninitialized_read", region_id, k, site, 0, NULL);
+                if (f) f->size = shared ? (i64)(S.allocs[k].bytes / S.allocs[k].elem) : (i64)r->count;
+                saw(f, t->gtid, shared ? (i64)((off - S.allocs[k].offset) / S.allocs[k].elem) : element_of(r, a));
+                reported = 1;
+            }
+            if (in_kernel && !reported && unordered(c->w_ep, c->w_tid) && !(atomic && (c->flags & F_ATOMIC))) {
+                if (!site) site = site_of(pc, caller_of(t));
+                finding_t *f = finding(shared ? "shared_race" : "global_race", region_id, k, site, c->w_site,
+                                       "read-after-write");
+                if (f && f->events == 0) f->other_thread = c->w_tid;
+                saw(f, t->gtid, shared ? (i64)((off - S.allocs[k].offset) / S.allocs[k].elem) : element_of(r, a));
+                reported = 1;
+            }
+            if (in_kernel) {
+                if (!site) site = site_of(pc, caller_of(t));
+                if (c->r_ep != S.epoch) {
+                    if (EP_LAUNCH(c->r_ep) == EP_LAUNCH(S.epoch) && c->r_ep && EP_BLOCK(c->r_ep) != EP_BLOCK(S.epoch))
+                        c->flags |= F_OTHER_BLOCK_READ;
+                    else if (EP_LAUNCH(c->r_ep) != EP_LAUNCH(S.epoch))
+                        c->flags &= (uint8_t)~F_OTHER_BLOCK_READ;
+                    c->r_ep = S.epoch;
+                    c->r_tid = t->gtid;
+                    c->r_site = site;
+                    c->r2_tid = -1;
+                } else if (c->r_tid != t->gtid && c->r2_tid < 0) {
+                    c->r2_tid = t->gtid;
+                    c->r2_site = site;
+                }
+            }
+        } else {
+            if (in_kernel && !reported) {
+                const char *hazard = NULL;
+                int other = -1;
+                u32 other_site = 0;
+                if (unordered(c->w_ep, c->w_tid) && !(atomic && (c->flags & F_ATOMIC))) {
+                    hazard = "write-write", other = c->w_tid, other_site = c->w_site;
+                } else if (c->r_ep && EP_LAUNCH(c->r_ep) == EP_LAUNCH(S.epoch)) {
+                    if (unordered(c->r_ep, c->r_tid)) hazard = "write-after-read", other = c->r_tid, other_site = c->r_site;
+                    else if (c->r2_tid >= 0 && unordered(c->r_ep, c->r2_tid))
+                        hazard = "write-after-read", other = c->r2_tid, other_site = c->r2_site;
+                    else if (!shared && (c->flags & F_OTHER_BLOCK_READ))
+                        hazard = "write-after-read", other = -1, other_site = c->r_site;
+                }
+                if (hazard) {
+                    if (!site) site = site_of(pc, caller_of(t));
+                    finding_t *f = finding(shared ? "shared_race" : "global_race", region_id, k, site, other_site,
+                                           hazard);
+                    if (f && f->events == 0) f->other_thread = other;
+                    saw(f, t->gtid, shared ? (i64)((off - S.allocs[k].offset) / S.allocs[k].elem) : element_of(r, a));
+                    reported = 1;
+                }
+            }
+            if (!site) site = site_of(pc, caller_of(t));
+            c->w_ep = S.epoch;
+            c->w_tid = t->gtid;
+            c->w_site = site;
+            c->writes++;
+            c->flags = (uint8_t)((c->flags | F_INIT) & ~F_ATOMIC) | (atomic ? F_ATOMIC : 0);
+        }
+    }
+}
+
+static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) {
+    uintptr_t a = (uintptr_t)addr;
+    if (__builtin_expect(S.cur == NULL, 1)) return;
+    S.cur->last_pc = pc;
+    if (a - S.heap_lo >= HEAP_RESERVE) return; /* not simulator memory */
+    on_access(a, n, write, atomic, pc);
+}
+
+/* The instrumentation's entry points. */
+#define RA __builtin_return_address(0)
+#define ACCESS(N)                                                                   \
+    void __tsan_read##N(void *a) { watch(a, N, 0, 0, RA); }                         \
+    void __tsan_write##N(void *a) { watch(a, N, 1, 0, RA); }                        \
+    void __tsan_unaligned_read##N(void *a) { watch(a, N, 0, 0, RA); }               \
+    void __tsan_unaligned_write##N(void *a) { watch(a, N, 1, 0, RA); }              \
+    void __tsan_volatile_read##N(void *a) { watch(a, N, 0, 0, RA); }                \
+    void __tsan_volatile_write##N(void *a) { watch(a, N, 1, 0, RA); }               \
+    void __tsan_unaligned_volatile_read##N(void *a) { watch(a, N, 0, 0, RA); }      \
+    void __tsan_unaligned_volatile_write##N(void *a) { watch(a, N, 1, 0, RA); }     \
+    void __tsan_read##N##_pc(void *a, void *pc) { watch(a, N, 0, 0, pc); }          \
+    void __tsan_write##N##_pc(void *a, void *pc) { watch(a, N, 1, 0, pc); }
+ACCESS(1)
+ACCESS(2)
+ACCESS(4)
+ACCESS(8)
+ACCESS(16)
+
+void __tsan_read_range(void *a, size_t n) { watch(a, n, 0, 0, RA); }
+void __tsan_write_range(void *a, size_t n) { watch(a, n, 1, 0, RA); }
+void __tsan_read_range_pc(void *a, size_t n, void *pc) { watch(a, n, 0, 0, pc); }
+void __tsan_write_range_pc(void *a, size_t n, void *pc) { watch(a, n, 1, 0, pc); }
+
+void *__tsan_memcpy(void *d, const void *s, size_t n) {
+    watch((void *)s, n, 0, 0, RA);
+    watch(d, n, 1, 0, RA);
+    return memcpy(d, s, n);
+}
+void *__tsan_memmove(void *d, const void *s, size_t n) {
+    watch((void *)s, n, 0, 0, RA);
+    watch(d, n, 1, 0, RA);
+    return memmove(d, s, n);
+}
+void *__tsan_memset(void *d, int v, size_t n) {
+    watch(d, n, 1, 0, RA);
+    return memset(d, v, n);
+}
+
+void __tsan_func_entry(void *caller) {
+    thread_t *t = S.cur;
+    if (!t) return;
+    if (t->depth < SHADOW_DEPTH) t->stack[t->depth] = caller;
+    t->depth++;
+}
+void __tsan_func_exit(void) {
+    thread_t *t = S.cur;
+    if (t && t->depth > 0) t->depth--;
+}
+void __tsan_init(void) {}
+void __tsan_ignore_thread_begin(void) {}
+void __tsan_ignore_thread_end(void) {}
+void __tsan_atomic_thread_fence(int mo) { (void)mo; __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void __tsan_atomic_signal_fence(int mo) { (void)mo; }
+
+/* Atomics: done for real (one thread runs at a time, so plainly), and watched
+ * as atomic accesses: atomics never race with each other. */
+#define ATOMIC_OPS(N, T)                                                                            \
+    T __tsan_atomic##N##_load(const volatile T *a, int mo) {                                        \
+        (void)mo; watch((void *)a, sizeof(T), 0, 1, RA); return *a;                                 \
+    }                                                                                               \
+    void __tsan_atomic##N##_store(volatile T *a, T v, int mo) {                                     \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); *a = v;                                    \
+    }                                                                                               \
+    T __tsan_atomic##N##_exchange(volatile T *a, T v, int mo) {                                     \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); T o = *a; *a = v; return o;                \
+    }                                                                                               \
+    T __tsan_atomic##N##_fetch_add(volatile T *a, T v, int mo) {                                    \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); T o = *a; *a = o + v; return o;            \
+    }                                                                                               \
+    T __tsan_atomic##N##_fetch_sub(volatile T *a, T v, int mo) {                                    \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); T o = *a; *a = o - v; return o;            \
+    }                                                                                               \
+    T __tsan_atomic##N##_fetch_and(volatile T *a, T v, int mo) {                                    \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); T o = *a; *a = o & v; return o;            \
+    }                                                                                               \
+    T __tsan_atomic##N##_fetch_or(volatile T *a, T v, int mo) {                                     \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); T o = *a; *a = o | v; return o;            \
+    }                                                                                               \
+    T __tsan_atomic##N##_fetch_xor(volatile T *a, T v, int mo) {                                    \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); T o = *a; *a = o ^ v; return o;            \
+    }                                                                                               \
+    T __tsan_atomic##N##_fetch_nand(volatile T *a, T v, int mo) {                                   \
+        (void)mo; watch((void *)a, sizeof(T), 1, 1, RA); T o = *a; *a = (T)~(o & v); return o;     \
+    }                                                                                               \
+    int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo) {    \
+        (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
+        if (*a == *c) { *a = v; return 1; } *c = *a; return 0;                                      \
+    }                                                                                               \
+    int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo) {      \
+        (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
+        if (*a == *c) { *a = v; return 1; } *c = *a; return 0;                                      \
+    }                                                                                               \
+    T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo) {          \
+        (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
+        T o = *a; if (o == c) *a = v; return o;                                                     \
+    }
+ATOMIC_OPS(8, uint8_t)
+ATOMIC_OPS(16, uint16_t)
+ATOMIC_OPS(32, uint32_t)
+ATOMIC_OPS(64, uint64_t)
+ATOMIC_OPS(128, unsigned __int128)
+
+/* ------------------------------------------------------------------------- */
+/* Files                                                                     */
+/* ------------------------------------------------------------------------- */
+
+static int create(const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", S.dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) die("could not write %s", path);
+    return fd;
+}
+
+static void put(int fd, const void *data, size_t n) {
+    const char *p = data;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* result.json is assembled in one buffer and written at once: also from a signal handler. */
+static char *J;
+static size_t JN, JCAP;
+
+static void jput(const char *fmt, ...) {
+    if (JCAP - JN < 2048) return; /* full: the rest is dropped, the JSON stays valid below */
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(J + JN, JCAP - JN - 1024, fmt, ap);
+    va_end(ap);
+    if (k > 0) JN += (size_t)k < JCAP - JN - 1024 ? (size_t)k : JCAP - JN - 1024;
+}
+
+static void jstr(const char *s) {
+    jput("\"");
+    for (; *s && JCAP - JN > 2048; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') jput("\\%c", ch);
+        else if (ch < 0x20) jput("\\u%04x", ch);
+        else J[JN++] = (char)ch;
+    }
+    jput("\"");
+}
+
+static void json_finding(finding_t *f) {
+    jput("{\"kind\": ");
+    jstr(f->kind);
+    jput(", \"case\": %d, \"launch\": ", f->case_index);
+    jstr(f->launch);
+    if (f->region >= 0 && f->region < S.nregions) {
+        jput(", \"buffer\": ");
+        jstr(S.regions[f->region].name);
+    }
+    if (f->alloc >= 0)
+        jput(", \"allocation\": %d, \"array\": {\"rank\": %d, \"shape\": [%lld, %lld, %lld], \"elem\": %zu, "
+             "\"site\": %u}",
+             f->alloc, f->array_rank, (long long)f->array_shape[0], (long long)f->array_shape[1],
+             (long long)f->array_shape[2], f->array_elem, f->array_site);
+    if (f->hazard[0]) {
+        jput(", \"hazard\": ");
+        jstr(f->hazard);
+    }
+    jput(", \"site\": %u, \"other_site\": %u, \"index\": %lld, \"index_min\": %lld, \"index_max\": %lld, "
+         "\"size\": %lld, \"write\": %s, \"bytes\": %d, \"block\": %d, \"round\": %d, \"other_thread\": %d, "
+         "\"events\": %lld, \"count\": %lld, \"thread_min\": %lld, \"thread_max\": %lld, \"threads\": [",
+         f->site, f->other_site, (long long)f->index, (long long)(f->index_min == INT64_MAX ? f->index : f->index_min),
+         (long long)(f->index_max == INT64_MIN ? f->index : f->index_max), (long long)f->size,
+         f->write ? "true" : "false", f->access_bytes, f->block, f->round, f->other_thread, (long long)f->events,
+         (long long)(f->threads ? f->threads : 1), (long long)(f->tid_min == INT64_MAX ? -1 : f->tid_min),
+         (long long)f->tid_max);
+    for (int i = 0; i < f->nfirst; i++) jput("%s%d", i ? ", " : "", f->first[i]);
+    jput("]%s%s}", f->extra[0] ? ", " : "", f->extra);
+}
+
+static void write_result(const char *status, const char *message) {
+    if (!J) {
+        JCAP = 1 << 20;
+        J = malloc(JCAP);
+        if (!J) _exit(SIM_MISUSE);
+    }
+    JN = 0;
+    jput("{\"status\": ");
+    jstr(status);
+    jput(", \"message\": ");
+    jstr(message ? message : "");
+    jput(", \"seconds\": %.6f, \"base\": %llu, \"findings\": [", now() - S.started, (unsigned long long)S.exe_base);
+    for (int i = 0; i < S.nfindings; i++) {
+        if (i) jput(", ");
+        json_finding(&S.findings[i]);
+    }
+    jput("], \"dropped_findings\": %lld, \"sites\": [", (long long)S.dropped);
+    for (u32 i = 1; i <= S.nsites && JCAP - JN > 4096; i++) {
+        site_t *s = &S.sites[i];
+        if (s->file) {
+            char file[1024];
+            int n = s->file_len < 1023 ? s->file_len : 1023;
+            memcpy(file, s->file, (size_t)n);
+            file[n] = 0;
+            jput("%s[0, 0, ", i > 1 ? ", " : "");
+            jstr(file);
+            jput(", %d, %d]", s->line, s->col);
+        } else {
+            jput("%s[%llu, %llu, ", i > 1 ? ", " : "", (unsigned long long)s->pc, (unsigned long long)s->caller);
+            jstr(s->launch);
+            jput(", %llu, %llu, %llu, %llu]", (unsigned long long)s->accesses[0], (unsigned long long)s->accesses[1],
+                 (unsigned long long)s->accesses[2], (unsigned long long)s->accesses[3]);
+        }
+    }
+    jput("]");
+    if (S.timeout_json[0]) jput(", \"timeout\": %s", S.timeout_json);
+    jput("%s}", S.shared_table);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/result.json", S.dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        put(fd, J, JN);
+        close(fd);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Faults and time limits                                                    */
+/* ------------------------------------------------------------------------- */
+
+static uintptr_t context_pc(void *uc) {
+#if defined(__x86_64__)
+    return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+/* 1 a write, 0 a read, -1 unknown (an address no page could hold: the processor says
+ * only that it was refused, not how). */
+static int context_wrote(void *uc) {
+#if defined(__x86_64__)
+    greg_t *g = ((ucontext_t *)uc)->uc_mcontext.gregs;
+    if (g[REG_TRAPNO] != 14) return -1; /* not a page fault */
+    return (g[REG_ERR] & 2) != 0;
+#else
+    (void)uc;
+    return -1;
+#endif
+}
+
+/* Where the running thread is: the interrupted instruction, the last access it made
+ * (when the instruction is in the simulator's own code) and the call it is in. */
+static void where(char *out, size_t n, uintptr_t pc) {
+    thread_t *t = S.cur;
+    uintptr_t caller = t ? (uintptr_t)caller_of(t) : 0;
+    uintptr_t last = t ? (uintptr_t)t->last_pc : 0;
+    snprintf(out, n,
+             "\"pc\": %llu, \"last\": %llu, \"caller\": %llu, \"thread\": %d, \"cpu\": %s, \"case\": %d, "
+             "\"launch\": \"%s\"",
+             (unsigned long long)(pc ? pc - S.exe_base + 1 : 0), (unsigned long long)(last ? last - S.exe_base : 0),
+             (unsigned long long)(caller ? caller - S.exe_base : 0), t && t != &S.cpu ? t->gtid : -1,
+             t == &S.cpu ? "true" : "false", S.case_index, S.label);
+}
+
+static void on_fault(int sig, siginfo_t *info, void *uc) {
+    uintptr_t pc = context_pc(uc);
+    /* A fault inside the reservation was already reported by the access hook; elsewhere
+     * it is an address the kernel computed far outside every buffer. */
+    int wrote = context_wrote(uc);
+    finding_t *f = finding(wrote < 0 ? "invalid_access" : wrote ? "invalid_write" : "invalid_read", -1, -1, 0, 0,
+                           NULL);
+    if (f) {
+        char at[400];
+        where(at, sizeof at, pc);
+        snprintf(f->extra, sizeof f->extra, "\"address\": %llu, \"signal\": %d, %s",
+                 (unsigned long long)(uintptr_t)info->si_addr, sig, at);
+        saw(f, S.cur && S.cur != &S.cpu ? S.cur->gtid : -1, 0);
+    }
+    snprintf(S.shared_table + strlen(S.shared_table), sizeof S.shared_table - strlen(S.shared_table),
+             ", \"stopped_case\": %d", S.case_index);
+    write_result("fatal", "");
+    _exit(EXIT_FAULT);
+}
+
+static void on_tick(int sig) {
+    (void)sig;
+}
+
+static void on_alarm(int sig, siginfo_t *info, void *uc) {
+    (void)info;
+    double t = now();
+    const char *why = NULL;
+    if (sig == SIGUSR1 || t - S.started > S.limit) why = "total"; /* SIGUSR1: the workbook's limit */
+    else if (S.cur && S.cur != &S.cpu && t - S.cur->stretch_started > S.stretch_limit) why = "stretch";
+    if (!why) return;
+    char at[512];
+    where(at, sizeof at, context_pc(uc));
+    thread_t *cur = S.cur;
+    snprintf(S.timeout_json, sizeof S.timeout_json, "{\"why\": \"%s\", \"seconds\": %.3f, \"block\": %d, %s}", why,
+             cur && cur != &S.cpu ? t - cur->stretch_started : t - S.started, S.block_linear, at);
+    write_result("timeout", "");
+    _exit(EXIT_TIMEOUT);
+}
+
+static void install_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sa.sa_sigaction = on_alarm;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    (void)on_tick;
+    /* A stack of its own for the handlers: a fault may come from a thread's own stack. */
+    stack_t ss;
+    ss.ss_sp = malloc(256 * 1024);
+    ss.ss_size = 256 * 1024;
+    ss.ss_flags = 0;
+    if (ss.ss_sp) sigaltstack(&ss, NULL);
+    struct itimerval tick = {{0, 200000}, {0, 200000}};
+    setitimer(ITIMER_REAL, &tick, NULL);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The harness                                                               */
+/* ------------------------------------------------------------------------- */
+
+static int saved_argc;
+static char **saved_argv;
+
+__attribute__((constructor)) static void keep_args(int argc, char **argv) {
+    saved_argc = argc;
+    saved_argv = argv;
+}
+
+static int anchor;
+
+void wb_begin(void) {
+    if (saved_argc < 5) die("usage: launcher RUN_DIR MODE REPEATS SECONDS [CASES]");
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* die with the workbook, whatever happens to it */
+    Dl_info info;
+    if (dladdr(&anchor, &info) && info.dli_fbase) S.exe_base = (uintptr_t)info.dli_fbase;
+    snprintf(S.dir, sizeof S.dir, "%s", saved_argv[1]);
+    S.mode = strcmp(saved_argv[2], "cpu") == 0 ? 0 : 1;
+    S.repeats = atoi(saved_argv[3]);
+    S.limit = atof(saved_argv[4]);
+    const char *stretch = getenv("WORKBOOK_SIM_STRETCH");
+    S.stretch_limit = stretch && atof(stretch) > 0 ? atof(stretch) : 5.0;
+    if (saved_argc > 5) {
+        S.selected = xcalloc(strlen(saved_argv[5]) + 1, sizeof(int));
+        for (char *p = saved_argv[5]; *p;) {
+            S.selected[S.nselected++] = (int)strtol(p, &p, 10);
+            if (*p == ',') p++;
+            else if (*p) break;
+        }
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/inputs.bin", S.dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die("could not read %s", path);
+    struct stat st;
+    fstat(fd, &st);
+    S.inputs_bytes = (size_t)st.st_size;
+    S.inputs = xcalloc(S.inputs_bytes + 1, 1);
+    for (size_t got = 0; got < S.inputs_bytes;) {
+        ssize_t k = read(fd, S.inputs + got, S.inputs_bytes - got);
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    S.out_fd = create("outputs.bin");
+    S.writers_fd = create("writers.bin");
+    S.counters_fd = create("counters.bin");
+    S.started = now();
+    S.case_index = -1;
+    S.shared_table[0] = 0;
+    heap_init();
+    i64 shape[3] = {SHARED_ARENA, 1, 1};
+    S.arena = new_region("shared", 6, ROLE_SHARED, SHARED_ARENA, 1, 1, shape);
+    reset_shadow(S.arena, 0, S.arena->bytes, 0);
+    S.committed_hi = S.heap_next;
+    S.heap_case_mark = S.heap_next;
+    S.case_regions_from = S.nregions;
+    S.cpu.gtid = -1;
+    install_handlers();
+}
+
+i64 wb_mode(void) { return S.mode; }
+i64 wb_repeats(void) { return S.repeats; }
+
+i64 wb_wants(i64 index) {
+    if (S.nselected == 0) return 1;
+    for (int i = 0; i < S.nselected; i++)
+        if (S.selected[i] == index) return 1;
+    return 0;
+}
+
+/* A new case: the last case's buffers are given back. */
+void wb_case_begin(i64 index, i64 total) {
+    char text[64];
+    int n = snprintf(text, sizeof text, "running %lld %lld", (long long)index + 1, (long long)total);
+    int fd = create("phase");
+    put(fd, text, (size_t)n);
+    close(fd);
+    for (int i = S.case_regions_from; i < S.nregions; i++) free(S.regions[i].shadow);
+    S.nregions = S.case_regions_from;
+    if (S.heap_next > S.heap_case_mark) {
+        munmap((void *)S.heap_case_mark, S.heap_next - S.heap_case_mark);
+        mmap((void *)S.heap_case_mark, S.heap_next - S.heap_case_mark, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    }
+    S.heap_next = S.heap_case_mark;
+    S.case_index = (int)index;
+    S.total_cases = (int)total;
+    S.fatal = 0;
+    S.launch_in_case = 0;
+}
+
+static i64 buffer(const char *name, i64 name_len, int role, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
+    i64 shape[3] = {d0, d1, d2};
+    region_t *r = new_region(name, (size_t)name_len, role, (size_t)count, (size_t)elem, (int)rank, shape);
+    S.committed_hi = S.heap_next;
+    return (i64)r->base;
+}
+
+i64 wb_input(const char *name, i64 name_len, i64 offset, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
+    i64 a = buffer(name, name_len, ROLE_INPUT, count, elem, rank, d0, d1, d2);
+    region_t *r = &S.regions[S.nregions - 1];
+    if ((size_t)(offset + count * elem) > S.inputs_bytes) die("inputs.bin is shorter than the plan says");
+    memcpy((void *)a, S.inputs + offset, (size_t)(count * elem));
+    reset_shadow(r, 0, r->bytes, 1);
+    return a;
+}
+
+i64 wb_output(const char *name, i64 name_len, i64 count, i64 elem, i64 zero, i64 rank, i64 d0, i64 d1, i64 d2) {
+    i64 a = buffer(name, name_len, ROLE_OUTPUT, count, elem, rank, d0, d1, d2);
+    S.regions[S.nregions - 1].zero = (int)zero;
+    return a;
+}
+
+i64 wb_scratch(const char *name, i64 name_len, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
+    return buffer(name, name_len, ROLE_SCRATCH, count, elem, rank, d0, d1, d2);
+}
+
+/* A repeat begins: outputs poisoned (or zeroed, for sums), scratch poisoned, shadows fresh. */
+void wb_rep_begin(i64 rep) {
+    S.rep = (int)rep;
+    S.launch_in_case = 0;
+    for (int i = S.case_regions_from; i < S.nregions; i++) {
+        region_t *r = &S.regions[i];
+        if (r->role == ROLE_INPUT) {
+            reset_shadow(r, 0, r->bytes, 1);
+            continue;
+        }
+        if (r->zero) memset((void *)r->base, 0, r->bytes);
+        else
+            for (size_t k = 0; k + 4 <= r->bytes; k += 4) *(u32 *)(r->base + k) = POISON_WORD;
+        reset_shadow(r, 0, r->bytes, r->zero);
+    }
+}
+
+static void record(int fd, int32_t kind, int32_t a, int32_t b, int32_t c, const void *data, size_t bytes) {
+    int32_t header[4] = {kind, a, b, c};
+    put(fd, header, sizeof header);
+    put(fd, data, bytes);
+}
+
+/* A repeat ends: its outputs go to outputs.bin, each behind a header naming it. The
+ * first repeat also records who wrote each output element, and how often. */
+void wb_rep_end(i64 rep) {
+    int k = 0;
+    for (int i = S.case_regions_from; i < S.nregions; i++) {
+        region_t *r = &S.regions[i];
+        if (r->role != ROLE_OUTPUT) continue;
+        int32_t header[4] = {S.case_index, (int32_t)rep, k, (int32_t)r->bytes};
+        put(S.out_fd, header, sizeof header);
+        put(S.out_fd, (void *)r->base, r->bytes);
+        if (rep == 0 && S.mode == 1) {
+            int32_t *writers = xcalloc(r->count, sizeof(int32_t));
+            u32 most = 0;
+            for (size_t e = 0; e < r->count; e++) {
+                cell_t *c = &r->shadow[e * r->elem];
+                writers[e] = c->w_tid;
+                if (c->writes > most) most = c->writes;
+            }
+            record(S.writers_fd, 1, S.case_index, k, (int32_t)r->count, writers, r->count * sizeof(int32_t));
+            free(writers);
+            int32_t most_writes[1] = {(int32_t)most};
+            record(S.counters_fd, 2, S.case_index, k, 1, most_writes, sizeof most_writes);
+        }
+        k++;
+    }
+}
+
+/* An op's CPU kernel runs between these: its accesses are watched too (reads past an
+ * end, reads of what nothing wrote), as one thread with no races to find. */
+void wb_cpu_begin(void) {
+    memset(&S.cpu, 0, sizeof S.cpu);
+    S.cpu.gtid = -1;
+    snprintf(S.label, sizeof S.label, "cpu");
+    S.cur = &S.cpu;
+}
+
+void wb_cpu_end(void) { S.cur = NULL; }
+
+void wb_finish(void) {
+    write_result(S.stopped ? "fatal" : "ok", "");
+    close(S.out_fd);
+    close(S.writers_fd);
+    close(S.counters_fd);
+}
+
+/* ------------------------------------------------------------------------- */
+/* What a kernel calls                                                       */
+/* ------------------------------------------------------------------------- */
+
+static thread_t *current(void) {
+    if (!S.cur || S.cur == &S.cpu)
+        die("thread_idx, block_idx, barrier() or shared memory was used outside a GPU kernel launch "
+            "(in a CPU function?)");
+    return S.cur;
+}
+
+i64 wbsim_id(i64 which) {
+    thread_t *t = current();
+    int bz = S.block_linear / (S.gx * S.gy), by = (S.block_linear / S.gx) % S.gy, bx = S.block_linear % S.gx;
+    switch (which) {
+    case 0: return t->x;
+    case 1: return t->y;
+    case 2: return t->z;
+    case 3: return bx;
+    case 4: return by;
+    case 5: return bz;
+    case 6: return S.bx;
+    case 7: return S.by;
+    case 8: return S.bz;
+    case 9: return S.gx;
+    case 10: return S.gy;
+    case 11: return S.gz;
+    case 12: return bx * S.bx + t->x;
+    case 13: return by * S.by + t->y;
+    case 14: return bz * S.bz + t->z;
+    }
+    return 0;
+}
+
+i64 wbsim_linear(void) { return current()->linear; }
+i64 wbsim_threads(void) { return S.nthreads; }
+i64 wbsim_slot(i64 k, i64 slot_bytes) {
+    (void)current();
+    return (i64)(S.scratch + (size_t)k * (size_t)slot_bytes);
+}
+i64 wbsim_address(void *f) { return (i64)(uintptr_t)f; }
+
+/* The end of a thread's stretch: it resumes when every thread of the block got here. */
+void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    t->barrier_pc = __builtin_return_address(0);
+    t->barrier_site = source_site(file, file_len, line, col);
+    t->state = ST_AT_BARRIER;
+    swapcontext(&t->ctx, &S.main_ctx);
+}
+
+/* A warp operation (a shuffle, a vote, and the reductions and scans made of them):
+ * this lane has put its value at wbsim_warp_in(), and waits until every lane of its
+ * warp still in the kernel has put theirs. `op` tells the operations apart, and the
+ * line names it. (Values go through memory the compiler can't see into.) */
+i64 wbsim_warp_in(void) { return (i64)(S.warp_in + (size_t)current()->linear * WARP_SLOT); }
+
+void wbsim_warp_arrive(i64 op, const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    t->warp_op = (int)op;
+    t->warp_site = source_site(file, file_len, line, col);
+    t->state = ST_AT_WARP;
+    swapcontext(&t->ctx, &S.main_ctx);
+}
+
+/* This thread's lane, and how many lanes its warp has (a block of 8 threads has a warp
+ * of 8: the other 24 lanes have no thread). */
+i64 wbsim_lane(void) { return current()->linear % WARP; }
+
+i64 wbsim_warp_lanes(void) {
+    thread_t *t = current();
+    int first = t->linear / WARP * WARP;
+    return S.nthreads - first < WARP ? S.nthreads - first : WARP;
+}
+
+/* Where what lane `src` brought to the operation just completed lies, or 0 when it
+ * brought nothing: no thread has that lane (a partial warp), or it had finished the
+ * kernel. Both are findings: on a GPU the value is whatever the hardware holds. */
+i64 wbsim_warp_fetch(i64 src) {
+    thread_t *t = current();
+    int first = t->linear / WARP * WARP;
+    int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
+    int why = src < 0 || src >= lanes ? 1 : !S.threads[first + src].took_part ? 2 : 0;
+    if (why == 0) return (i64)(S.warp_out + (size_t)(first + src) * WARP_SLOT);
+    finding_t *f = finding(why == 1 ? "warp_lane_missing" : "warp_lane_finished", -1, -1, t->warp_site, 0, NULL);
+    if (f) {
+        f->size = lanes;
+        snprintf(f->extra, sizeof f->extra, "\"lane\": %d, \"source_lane\": %lld, \"lanes\": %d",
+                 t->linear % WARP, (long long)src, lanes);
+    }
+    saw(f, t->gtid, src);
+    return 0;
+}
+
+/* A ballot over the operation just completed: bit i is set where lane i brought a
+ * nonzero byte. Lanes with no thread, or finished, vote 0 (no finding: that is a ballot). */
+i64 wbsim_warp_ballot(void) {
+    thread_t *t = current();
+    int first = t->linear / WARP * WARP;
+    int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
+    u32 mask = 0;
+    for (int i = 0; i < lanes; i++)
+        if (S.threads[first + i].took_part && S.warp_out[(size_t)(first + i) * WARP_SLOT]) mask |= 1u << i;
+    return mask;
+}
+
+/* The lanes of warp w parted ways at a warp operation: some wait there while others
+ * wait at a barrier() (or at another warp operation). */
+static void warp_stuck(int w, int at_op, int elsewhere, int finished) {
+    int first = w * WARP, last = first + WARP < S.nthreads ? first + WARP : S.nthreads;
+    u32 sites[4] = {0};
+    int counts[4] = {0}, nsites = 0, other = -1;
+    for (int i = first; i < last; i++) {
+        thread_t *t = &S.threads[i];
+        u32 site = t->state == ST_AT_WARP ? t->warp_site : t->state == ST_AT_BARRIER ? t->barrier_site : 0;
+        if (!site) continue;
+        int j = 0;
+        while (j < nsites && sites[j] != site) j++;
+        if (j == nsites && nsites < 4) sites[nsites++] = site;
+        if (j < nsites) counts[j]++;
+        if (t->state != ST_AT_WARP && other < 0) other = i;
+    }
+    finding_t *f = finding("warp_divergence", -1, -1, sites[0], nsites > 1 ? sites[1] : 0, NULL);
+    if (!f) return;
+    int n = snprintf(f->extra, sizeof f->extra, "\"warp\": %d, \"at_op\": %d, \"elsewhere\": %d, \"finished\": %d, "
+                     "\"waits\": [", w, at_op, elsewhere, finished);
+    for (int j = 0; j < nsites && n < 400; j++)
+        n += snprintf(f->extra + n, sizeof f->extra - (size_t)n, "%s[%u, %d, 0]", j ? ", " : "", sites[j], counts[j]);
+    snprintf(f->extra + n, sizeof f->extra - (size_t)n, "]");
+    saw(f, S.block_linear * S.nthreads + first, 0);
+}
+
+/* Shared memory: every thread of the block makes the same calls in the same order, so
+ * the k-th call of each gets the same bytes. Never-written bytes are 0xFF. */
+i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d2, const char *file,
+                 i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    size_t al = align < 16 ? 16 : (size_t)align;
+    size_t offset = (t->shared_offset + al - 1) / al * al;
+    int index = t->alloc_index++;
+    u32 site = source_site(file, file_len, line, col);
+    if (index < S.nallocs) {
+        if (S.allocs[index].offset != offset || S.allocs[index].bytes != (size_t)bytes) S.shared_problem = 2;
+    } else if (index < MAX_ALLOCS) {
+        alloc_t *a = &S.allocs[S.nallocs++];
+        a->offset = offset;
+        a->bytes = (size_t)bytes;
+        a->elem = (size_t)elem;
+        a->rank = (int)rank;
+        a->shape[0] = d0;
+        a->shape[1] = d1;
+        a->shape[2] = d2;
+        a->site = site;
+        if (offset + (size_t)bytes > S.arena_used) S.arena_used = offset + (size_t)bytes;
+    }
+    t->shared_offset = offset + (size_t)bytes;
+    if (offset + (size_t)bytes > SHARED_LIMIT) {
+        S.shared_problem = 1;
+        if (offset + (size_t)bytes > SHARED_ARENA) offset = 0;
+    }
+    return (i64)(S.arena->base + offset);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Launching                                                                 */
+/* ------------------------------------------------------------------------- */
+
+static void trampoline(void) {
+    thread_t *t = S.cur;
+    S.entry(S.kbox);
+    t->state = ST_FINISHED;
+    /* returning continues main_ctx (uc_link) */
+}
+
+/* One stretch of one thread: until its next barrier() or its end. */
+__attribute__((noinline)) static void run_thread(thread_t *t) {
+    t->state = ST_RUNNING;
+    t->stretch_started = now();
+    S.cur = t;
+    swapcontext(&S.main_ctx, &t->ctx);
+    S.cur = NULL;
+}
+
+/* The lanes of warp w still in the kernel: they run until each waits at a barrier() or
+ * has finished; on the way, every warp operation they meet completes when all of them
+ * are there. Returns 1 when the warp can't go on (its lanes parted ways at a warp
+ * operation: on a GPU that hangs or gives anything). */
+static void warp_stuck(int w, int at_op, int elsewhere, int finished);
+
+static int run_warp(int w, int reverse) {
+    int first = w * WARP, last = first + WARP < S.nthreads ? first + WARP : S.nthreads;
+    for (;;) {
+        for (int n = first; n < last; n++) {
+            thread_t *t = &S.threads[reverse ? last - 1 - (n - first) : n];
+            if (!t->ready) continue;
+            t->ready = 0;
+            run_thread(t);
+        }
+        int at_op = 0, elsewhere = 0, finished = 0, mixed = 0;
+        u32 site = 0;
+        for (int i = first; i < last; i++) {
+            thread_t *t = &S.threads[i];
+            if (t->state == ST_AT_WARP) {
+                if (at_op == 0) site = t->warp_site;
+                else if (t->warp_site != site) mixed = 1;
+                at_op++;
+            } else if (t->state == ST_FINISHED) {
+                finished++;
+            } else {
+                elsewhere++;
+            }
+        }
+        if (at_op == 0) return 0; /* all at the barrier, or done */
+        if (elsewhere || mixed) {
+            warp_stuck(w, at_op, elsewhere, finished);
+            return 1;
+        }
+        /* Everyone still in the kernel is here: the operation completes. What each lane
+         * brought is what every lane may read; lanes that finished took no part. */
+        for (int i = first; i < last; i++) {
+            thread_t *t = &S.threads[i];
+            t->took_part = t->state == ST_AT_WARP;
+            memcpy(S.warp_out + (size_t)i * WARP_SLOT, S.warp_in + (size_t)i * WARP_SLOT, WARP_SLOT);
+            if (t->took_part) {
+                t->state = ST_RUNNING;
+                t->ready = 1;
+            }
+        }
+    }
+}
+
+/* Thread i of block `block`, ready to start the kernel on a stack of its own. */
+__attribute__((noinline)) static void new_thread(int i, int block) {
+    thread_t *t = &S.threads[i];
+    memset(t, 0, offsetof(thread_t, stack));
+    t->depth = 0;
+    t->x = i % S.bx;
+    t->y = (i / S.bx) % S.by;
+    t->z = i / (S.bx * S.by);
+    t->linear = i;
+    t->gtid = block * S.nthreads + i;
+    t->state = ST_RUNNING;
+    getcontext(&t->ctx);
+    t->ctx.uc_link = &S.main_ctx;
+    t->ctx.uc_stack.ss_sp = S.stacks + (size_t)i * (STACK_BYTES + PAGE) + PAGE;
+    t->ctx.uc_stack.ss_size = STACK_BYTES;
+    makecontext(&t->ctx, trampoline, 0);
+}
+
+static void ensure_threads(int n) {
+    if (n <= S.threads_cap) return;
+    free(S.threads);
+    if (S.stacks) munmap(S.stacks, (size_t)S.stacks_cap * (STACK_BYTES + PAGE));
+    S.threads = xcalloc((size_t)n, sizeof(thread_t));
+    size_t each = STACK_BYTES + PAGE;
+    S.stacks = mmap(NULL, (size_t)n * each, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                    -1, 0);
+    if (S.stacks == MAP_FAILED) die("could not map stacks for %d simulated threads", n);
+    for (int i = 0; i < n; i++) mprotect(S.stacks + (size_t)i * each, PAGE, PROT_NONE);
+    S.threads_cap = S.stacks_cap = n;
+    S.scratch_cap = (size_t)n * 64;
+    free(S.scratch);
+    S.scratch = xcalloc(S.scratch_cap, 1);
+    free(S.warp_in);
+    free(S.warp_out);
+    S.warp_in = xcalloc((size_t)n + WARP, WARP_SLOT);
+    S.warp_out = xcalloc((size_t)n + WARP, WARP_SLOT);
+}
+
+static void shared_snapshot(void) {
+    /* Who wrote each element of block 0's shared arrays: kept for the first launch of
+     * the first repeat that has any, shown beside the outputs. */
+    int n = snprintf(S.shared_table, sizeof S.shared_table, ", \"shared_%d\": [", S.case_index);
+    for (int k = 0; k < S.nallocs; k++) {
+        alloc_t *a = &S.allocs[k];
+        size_t count = a->bytes / a->elem;
+        int32_t *writers = xcalloc(count, sizeof(int32_t));
+        for (size_t e = 0; e < count; e++) writers[e] = S.arena->shadow[a->offset + e * a->elem].w_tid;
+        record(S.writers_fd, 2, S.case_index, k, (int32_t)count, writers, count * sizeof(int32_t));
+        free(writers);
+        n += snprintf(S.shared_table + n, sizeof S.shared_table - (size_t)n,
+                      "%s{\"offset\": %zu, \"bytes\": %zu, \"elem\": %zu, \"rank\": %d, \"shape\": [%lld, %lld, %lld], "
+                      "\"site\": %u}",
+                      k ? ", " : "", a->offset, a->bytes, a->elem, a->rank, (long long)a->shape[0],
+                      (long long)a->shape[1], (long long)a->shape[2], a->site);
+        if ((size_t)n >= sizeof S.shared_table - 256) break;
+    }
+    snprintf(S.shared_table + n, sizeof S.shared_table - (size_t)n, "]");
+}
+
+static void counters_out(void) {
+    if (S.rep != 0 || !S.counts) return;
+    int32_t header[8] = {3, S.case_index, S.launch_in_case, S.nthreads * S.gx * S.gy * S.gz, S.bx, S.by, S.bz, 0};
+    put(S.counters_fd, header, sizeof header);
+    put(S.counters_fd, S.counts, (size_t)S.nthreads * S.gx * S.gy * S.gz * 8 * sizeof(u32));
+    char label[48] = {0};
+    snprintf(label, sizeof label, "%s", S.label);
+    put(S.counters_fd, label, sizeof label);
+}
+
+/* Which barrier() the waiting threads wait at, and where the finished ones ended. */
+static void stuck(int waiting, int finished) {
+    char extra[512];
+    int n = 0;
+    u32 sites[8] = {0};
+    int counts[8] = {0}, firsts[8] = {0}, nsites = 0;
+    for (int i = 0; i < S.nthreads; i++) {
+        thread_t *t = &S.threads[i];
+        if (t->state != ST_AT_BARRIER) continue;
+        int j = 0;
+        while (j < nsites && sites[j] != t->barrier_site) j++;
+        if (j == nsites && nsites < 8) {
+            sites[nsites] = t->barrier_site;
+            counts[nsites] = 0;
+            firsts[nsites] = i;
+            nsites++;
+        }
+        if (j < nsites) counts[j]++;
+    }
+    int first_finished = -1;
+    for (int i = 0; i < S.nthreads && first_finished < 0; i++)
+        if (S.threads[i].state == ST_FINISHED) first_finished = i;
+    const char *kind = finished > 0 ? "divergent_barrier" : "barrier_mismatch";
+    finding_t *f = finding(kind, -1, -1, sites[0], nsites > 1 ? sites[1] : 0, NULL);
+    if (!f) return;
+    n += snprintf(extra + n, sizeof extra - (size_t)n,
+                  "\"finished\": %d, \"waiting\": %d, \"finished_thread\": %d, \"waits\": [", finished, waiting,
+                  first_finished);
+    for (int j = 0; j < nsites && n < 400; j++)
+        n += snprintf(extra + n, sizeof extra - (size_t)n, "%s[%u, %d, %d]", j ? ", " : "", sites[j], counts[j],
+                      firsts[j]);
+    snprintf(extra + n, sizeof extra - (size_t)n, "]");
+    snprintf(f->extra, sizeof f->extra, "%s", extra);
+    f->block = S.block_linear;
+    f->round = S.round;
+    saw(f, S.block_linear * S.nthreads + firsts[0], 0);
+}
+
+/* Run every block of one launch, forward or in reverse order (blocks and threads).
+ * Returns 0, or 1 when the launch could not finish (the case stops there). */
+i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 reverse,
+                 const char *label, i64 label_len) {
+    S.launch_serial++;
+    S.entry = entry;
+    S.kbox = kbox;
+    S.gx = (int)gx, S.gy = (int)gy, S.gz = (int)gz, S.bx = (int)bx, S.by = (int)by, S.bz = (int)bz;
+    S.nthreads = (int)(bx * by * bz);
+    int blocks = (int)(gx * gy * gz);
+    if (label_len >= (i64)sizeof S.label) label_len = sizeof S.label - 1;
+    memcpy(S.label, label, (size_t)label_len);
+    S.label[label_len] = 0;
+    ensure_threads(S.nthreads);
+    size_t total = (size_t)S.nthreads * (size_t)blocks;
+    if (S.rep == 0) {
+        if (total * 8 > S.counts_cap) {
+            free(S.counts);
+            S.counts_cap = total * 8;
+            S.counts = xcalloc(S.counts_cap, sizeof(u32));
+        }
+        memset(S.counts, 0, total * 8 * sizeof(u32));
+    }
+    u32 *counts = S.counts;
+    if (S.rep != 0) S.counts = NULL;
+    int result = 0;
+    for (int nb = 0; nb < blocks && !result; nb++) {
+        int lb = reverse ? blocks - 1 - nb : nb;
+        S.block_linear = lb;
+        /* A block's shared memory starts unwritten. */
+        size_t used = S.arena_used + 1024 < SHARED_ARENA ? S.arena_used + 1024 : SHARED_ARENA;
+        memset((void *)S.arena->base, 0xFF, used);
+        reset_shadow(S.arena, 0, used, 0);
+        S.nallocs = 0;
+        S.shared_problem = 0;
+        S.arena_used = 0;
+        for (int i = 0; i < S.nthreads; i++) new_thread(i, lb);
+        S.keep_shared = lb == 0 && !reverse && S.rep == 0;
+        for (S.round = 0; !result; S.round++) {
+            S.epoch = EP(S.launch_serial, lb, S.round);
+            for (int i = 0; i < S.nthreads; i++) S.threads[i].ready = S.threads[i].state != ST_FINISHED;
+            int warps = (S.nthreads + WARP - 1) / WARP;
+            for (int nw = 0; nw < warps && !result; nw++)
+                result = run_warp(reverse ? warps - 1 - nw : nw, reverse);
+            if (result) break;
+            int waiting = 0, finished = 0;
+            u32 first_site = 0;
+            int mixed = 0;
+            for (int i = 0; i < S.nthreads; i++) {
+                thread_t *t = &S.threads[i];
+                if (t->state == ST_AT_BARRIER) {
+                    if (waiting == 0) first_site = t->barrier_site;
+                    else if (t->barrier_site != first_site) mixed = 1;
+                    waiting++;
+                } else {
+                    finished++;
+                }
+            }
+            if (waiting == 0) break;
+            if (finished > 0 || mixed) {
+                stuck(waiting, finished);
+                result = 1;
+                break;
+            }
+        }
+        if (S.keep_shared && S.nallocs > 0) shared_snapshot();
+        if (S.shared_problem && !result) {
+            finding_t *f = finding(S.shared_problem == 1 ? "shared_overflow" : "shared_calls_differ", -1, -1, 0, 0,
+                                   NULL);
+            if (f) {
+                snprintf(f->extra, sizeof f->extra, "\"limit\": %d", SHARED_LIMIT);
+                saw(f, -1, 0);
+            }
+            result = 1;
+        }
+    }
+    S.counts = counts;
+    counters_out();
+    S.launch_in_case++;
+    if (result) {
+        S.fatal = 1;
+        S.stopped = 1;
+    }
+    return result;
+}
+
+/* A kernel used the simulator in a way it can't go on from (block.sum with the
+ * wrong block_size, say): say so and stop. */
+void wbsim_misuse(const char *message, i64 len) {
+    fprintf(stdout, "workbook-sim: %.*s\n", (int)len, message);
+    fflush(stdout);
+    _exit(SIM_MISUSE);
+}

@@ -1,0 +1,289 @@
+"""The simulator's findings in the learner's terms.
+
+wbsim.c reports what it saw in its own terms: a kind, a global thread number,
+a byte's element index, sites already turned into places (kernelrun). Here a
+finding becomes what a learner can act on: `shared[8]` or `output[2, 3]`,
+"threads 13-15 of block 1", the line of the access and, for a race, the line
+of the other access, and how many threads did the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .i18n import Msg, msg
+from .launcher import CaseSpec, LaunchSpec, Plan
+from .results import Finding
+from .symbols import Place
+
+ARRAY_NAME = re.compile(r"\b(?:var\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*stack_allocation\b")
+RACES = ("shared_race", "global_race")
+
+
+def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
+    """One raw finding (a dict from result.json, places attached) as a Finding."""
+    index = raw.get("case", -1)
+    spec = plan.cases[index] if 0 <= index < len(plan.cases) else None
+    launch = _launch(spec, raw.get("launch", ""))
+    kind = raw.get("kind", "")
+    place: Place | None = raw.get("place")
+    other: Place | None = raw.get("other_place")
+    who = threads(raw, launch)
+    values: dict = {"who": who, "line": place.line if place else "?", "other_line": other.line if other else "?"}
+    if kind in ("read_out_of_bounds", "out_of_bounds", "shared_read_out_of_bounds", "shared_out_of_bounds",
+                "uninitialized_read", *RACES):
+        name, shape, shared = _target(raw, spec)
+        values.update(buffer=name, size=raw.get("size", 0),
+                      element=element(name, shape, raw.get("index_min", raw.get("index", 0)),
+                                      raw.get("index_max", raw.get("index", 0))))
+    if kind in ("read_out_of_bounds", "out_of_bounds", "shared_read_out_of_bounds", "shared_out_of_bounds"):
+        key = {"read_out_of_bounds": "finding.sim_read_outside", "out_of_bounds": "finding.sim_write_outside",
+               "shared_read_out_of_bounds": "finding.sim_shared_read_outside",
+               "shared_out_of_bounds": "finding.sim_shared_write_outside"}[kind]
+        message = msg(key, **values)
+    elif kind == "uninitialized_read":
+        shared = raw.get("allocation", -1) >= 0
+        message = msg("finding.sim_unwritten_shared" if shared else "finding.sim_unwritten", **values)
+    elif kind in RACES:
+        message = _race(raw, values, launch)
+    elif kind in ("divergent_barrier", "barrier_mismatch"):
+        message, place = _barrier(raw, launch)
+    elif kind in ("invalid_read", "invalid_write", "invalid_access"):
+        message = msg("finding.sim_" + kind, who=threads(raw, launch) if raw.get("thread", -1) >= 0 or
+                      raw.get("threads") else msg("sim.cpu_kernel"), line=values["line"])
+    elif kind in ("warp_lane_missing", "warp_lane_finished"):
+        message = msg("finding.sim_" + kind, who=who, line=values["line"], src=raw.get("source_lane", "?"),
+                      lanes=raw.get("lanes", raw.get("size", "?")))
+    elif kind == "warp_divergence":
+        message, place = _warp_divergence(raw, launch)
+    elif kind == "shared_overflow":
+        message = msg("finding.sim_shared_overflow", limit=raw.get("limit", 0) // 1024)
+    elif kind == "shared_calls_differ":
+        message = msg("finding.sim_shared_calls_differ")
+    else:
+        message = msg("finding.other", what=str({k: v for k, v in raw.items() if "place" not in k}))
+    found = Finding("sim", kind, message, kernel=raw.get("launch", ""), case=case_name,
+                    threads=int(raw.get("count", 1)))
+    _locate(found, place, other)
+    return found
+
+
+def timeout(info: dict, plan: Plan, case_name: str, limit: float) -> Finding:
+    """Where an endless loop was when the simulator stopped it."""
+    index = info.get("case", -1)
+    spec = plan.cases[index] if 0 <= index < len(plan.cases) else None
+    launch = _launch(spec, info.get("launch", ""))
+    place: Place | None = info.get("place")
+    if info.get("cpu"):
+        who: Msg = msg("sim.cpu_kernel")
+    elif info.get("thread", -1) >= 0:
+        who = global_thread(launch, info["thread"])
+    else:
+        who = msg("sim.no_thread")
+    line = place.line if place else "?"
+    if info.get("why") == "stretch":
+        message = msg("finding.sim_endless", who=who, seconds=f"{info.get('seconds', 0):.0f}", line=line)
+    else:
+        message = msg("finding.sim_too_long", who=who, limit=f"{limit:g}", line=line)
+    found = Finding("sim", "endless_loop", message, kernel=info.get("launch", ""), case=case_name)
+    _locate(found, place, None)
+    return found
+
+
+def merge(findings: list[Finding]) -> list[Finding]:
+    """One finding per bug: the same race seen from its two sides (a read after a write
+    in one thread order, the write after the read in the other) is one race, a read of
+    unwritten memory that a race explains is that race, and what every case shows is
+    told once (with the first case that showed it)."""
+    races = [f for f in findings if f.kind in RACES]
+    kept: list[Finding] = []
+    seen: dict[tuple, Finding] = {}
+    for f in findings:
+        if f.kind == "uninitialized_read" and any(r.case == f.case and f.line in (r.line, r.other_line)
+                                                  and r.file == f.file for r in races):
+            continue
+        lines = tuple(sorted((f.line or 0, f.other_line or 0))) if f.kind in RACES else (f.line, f.other_line)
+        key = (f.kind, f.kernel, f.file, lines)
+        if key in seen:
+            seen[key].count += 1
+            continue
+        seen[key] = f
+        kept.append(f)
+    return kept
+
+
+# ---------------------------------------------------------------------------
+# Threads and elements
+# ---------------------------------------------------------------------------
+
+
+def _launch(spec: CaseSpec | None, label: str) -> LaunchSpec | None:
+    if spec is None or not spec.launches:
+        return None
+    return next((lau for lau in spec.launches if lau.name == label), spec.launches[0])
+
+
+def split(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
+    x, y = dims[0], dims[1]
+    return linear % x, (linear // x) % y, linear // (x * y)
+
+
+def coords(values: tuple[int, int, int], dims: tuple[int, int, int]) -> str:
+    rank = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
+    return str(values[0]) if rank == 1 else "(" + ", ".join(map(str, values[:rank])) + ")"
+
+
+def block_id(launch: LaunchSpec | None, linear) -> str:
+    if launch is None or not isinstance(linear, int) or linear < 0:
+        return str(linear)
+    return coords(split(linear, launch.grid), launch.grid)
+
+
+def thread_in_block(launch: LaunchSpec | None, linear: int) -> Msg:
+    if launch is None:
+        return msg("sim.thread", t=linear)
+    return msg("sim.thread", t=coords(split(linear, launch.block), launch.block))
+
+
+def global_thread(launch: LaunchSpec | None, me: int) -> Msg:
+    """A thread named by its block and thread, from the simulator's block * threads + thread."""
+    if launch is None:
+        return msg("sim.thread", t=me)
+    per_block = launch.block[0] * launch.block[1] * launch.block[2]
+    block, thread = divmod(me, per_block)
+    if launch.grid == (1, 1, 1):
+        return msg("sim.thread", t=coords(split(thread, launch.block), launch.block))
+    return msg("sim.thread_in_block", t=coords(split(thread, launch.block), launch.block),
+               b=coords(split(block, launch.grid), launch.grid))
+
+
+def threads(raw: dict, launch: LaunchSpec | None) -> Msg:
+    """"thread 3", "threads 13-15 of block 1", or "40 threads, such as thread 4 of block 0"."""
+    first = [t for t in raw.get("threads", []) if isinstance(t, int) and t >= 0]
+    count = int(raw.get("count", len(first)) or len(first))
+    if not first:
+        return msg("sim.cpu_kernel") if raw.get("launch") == "cpu" else msg("sim.no_thread")
+    if count <= 1:
+        return global_thread(launch, first[0])
+    lo, hi = raw.get("thread_min", min(first)), raw.get("thread_max", max(first))
+    if launch is not None and hi - lo + 1 == count:
+        per_block = launch.block[0] * launch.block[1] * launch.block[2]
+        if lo // per_block == hi // per_block and launch.block[1] == launch.block[2] == 1:
+            block = lo // per_block
+            if launch.grid == (1, 1, 1):
+                return msg("sim.thread_range", first=lo % per_block, last=hi % per_block, n=count)
+            return msg("sim.thread_range_in_block", first=lo % per_block, last=hi % per_block, n=count,
+                       b=coords(split(block, launch.grid), launch.grid))
+    return msg("sim.threads_such_as", n=count, such=global_thread(launch, first[0]))
+
+
+def element(name: str, shape: list[int], lo: int, hi: int) -> str:
+    """`a[13]`, `a[13..15]`, `output[2, 3]`: elements as the learner indexes them."""
+    def at(flat: int) -> str:
+        if len(shape) <= 1 or flat < 0 or flat >= _size(shape):
+            return str(flat)
+        parts = []
+        for dim in reversed(shape):
+            flat, rest = divmod(flat, dim)
+            parts.append(rest)
+        return ", ".join(map(str, reversed(parts)))
+    if lo == hi:
+        return f"{name}[{at(lo)}]"
+    if len(shape) <= 1:
+        return f"{name}[{lo}..{hi}]"
+    return f"{name}[{at(lo)}] … {name}[{at(hi)}]"
+
+
+def _size(shape: list[int]) -> int:
+    total = 1
+    for d in shape:
+        total *= d
+    return total
+
+
+def _target(raw: dict, spec: CaseSpec | None) -> tuple[str, list[int], bool]:
+    """(name, shape, shared) of what a finding is about."""
+    array = raw.get("array")
+    if isinstance(array, dict) or raw.get("allocation", -1) >= 0:
+        array = array if isinstance(array, dict) else {}
+        place: Place | None = array.get("place")
+        found = array_name(place)
+        name = found.group(1) if found else f"shared{raw.get('allocation', 0) + 1}"
+        rank = int(array.get("rank", 1)) or 1
+        return name, [int(d) for d in array.get("shape", [raw.get("size", 0)])[:rank]], True
+    name = raw.get("buffer", "")
+    buf = spec.buffers.get(name) if spec else None
+    return name, list(buf.shape) if buf else [int(raw.get("size", 0))], False
+
+
+def array_name(place: Place | None) -> re.Match | None:
+    """`products` in `var products = stack_allocation[...]`, which may span lines."""
+    if place is None:
+        return None
+    return ARRAY_NAME.search(place.text) or ARRAY_NAME.search(f"{place.before} {place.text}")
+
+
+def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
+    hazard = raw.get("hazard", "")
+    other = raw.get("other_thread", -1)
+    other_who = global_thread(launch, other) if other >= 0 else msg("sim.another_block")
+    blocks = raw.get("kind") == "global_race" and other >= 0 and launch is not None and (
+        other // max(1, launch.block[0] * launch.block[1] * launch.block[2])
+        != (raw.get("threads") or [0])[0] // max(1, launch.block[0] * launch.block[1] * launch.block[2]))
+    blocks = blocks or (raw.get("kind") == "global_race" and other < 0)
+    suffix = "_blocks" if blocks else ""
+    if hazard == "write-write":
+        ranged = values["who"].key in ("sim.thread_range", "sim.thread_range_in_block")
+        if ranged and raw.get("site") == raw.get("other_site") and other >= 0 and \
+                raw.get("thread_min", other) - 1 <= other <= raw.get("thread_max", other) + 1:
+            return msg("finding.sim_race_ww_all" + suffix, **values)  # one line, every thread of a range
+        return msg("finding.sim_race_ww" + suffix, other=other_who, **values)
+    if hazard == "read-after-write":  # this access read; the other wrote
+        return msg("finding.sim_race_rw" + suffix, writer=other_who, reader=values["who"],
+                   write_line=values["other_line"], read_line=values["line"], element=values["element"],
+                   who=values["who"])
+    return msg("finding.sim_race_rw" + suffix, writer=values["who"], reader=other_who, write_line=values["line"],
+               read_line=values["other_line"], element=values["element"], who=values["who"])
+
+
+def _barrier(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place | None]:
+    """Which barrier() the waiting threads wait at; for several, each with its threads."""
+    per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else 1
+    block = raw.get("block", 0)
+    waits = raw.get("waits", [])
+    places: list[Place | None] = raw.get("wait_places", [])
+    def line_of(k: int) -> str:
+        place = places[k] if k < len(places) else None
+        return str(place.line) if place else "?"
+    first_place = places[0] if places else None
+    if raw.get("kind") == "divergent_barrier":
+        stuck = waits[0][2] if waits else 0
+        done = raw.get("finished_thread", -1)
+        message = msg("finding.divergent_barrier" if len(waits) <= 1 else "finding.divergent_barriers",
+                      finished=raw.get("finished", 0), waiting=raw.get("waiting", 0),
+                      block=block_id(launch, block), done=thread_in_block(launch, done % per_block if done >= 0 else 0),
+                      stuck=thread_in_block(launch, stuck), line=line_of(0),
+                      where=[msg("sim.waits_at", n=w[1], line=line_of(k)) for k, w in enumerate(waits)])
+        return message, first_place
+    where = [msg("sim.waits_at", n=w[1], line=line_of(k)) for k, w in enumerate(waits)]
+    return msg("finding.barrier_mismatch", block=block_id(launch, block), where=where), first_place
+
+
+def _warp_divergence(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place | None]:
+    """Lanes of one warp that parted ways at a warp operation."""
+    places: list[Place | None] = raw.get("wait_places", [])
+    waits = raw.get("waits", [])
+    where = [msg("sim.waits_at", n=w[1], line=places[k].line if k < len(places) and places[k] else "?")
+             for k, w in enumerate(waits)]
+    first = (raw.get("threads") or [0])[0]
+    message = msg("finding.sim_warp_divergence", warp=raw.get("warp", 0), block=block_id(launch, raw.get("block", 0)),
+                  at_op=raw.get("at_op", 0), elsewhere=raw.get("elsewhere", 0), where=where,
+                  line=places[0].line if places and places[0] else "?", who=global_thread(launch, first))
+    return message, places[0] if places else None
+
+
+def _locate(found: Finding, place: Place | None, other: Place | None) -> None:
+    if place is not None:
+        found.file, found.line, found.column, found.source = place.file, place.line, place.column, place.text
+    if other is not None:
+        found.other_file, found.other_line, found.other_source = other.file, other.line, other.text

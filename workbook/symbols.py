@@ -1,0 +1,159 @@
+"""From an address in a compiled launcher to the learner's file and line.
+
+The simulator's launcher is built with line tables (-g1). The simulator
+reports where each access, barrier or endless loop was as an address in
+that program (relative to where it was loaded) or, for barriers and shared
+arrays, as the file and line the compiler gave (call_location). Here both
+become a `Place`: the learner's file, line, column and the text of that line.
+
+One address usually stands for a few nested places, because the compiler put
+called functions inline: the tensor's indexing inside the learner's kernel
+inside the generated launcher. The learner's own file is the one that counts;
+when the address is in a function of the workbook that the kernel called,
+the place it was called from is used instead.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import toolchain
+
+NEAR = 64  # bytes of code looked through, either way, for a line the compiler gave
+
+
+@dataclass(frozen=True)
+class Place:
+    file: str  # as the learner knows it (relative to the workbook folder)
+    line: int
+    column: int = 0
+    text: str = ""  # that line of source, stripped
+    before: str = ""  # the few lines above it, joined (a statement may start there)
+
+
+def symbolizer() -> str | None:
+    """llvm-symbolizer: the one that comes with Mojo, else one on PATH."""
+    mojo = toolchain.mojo_binary()
+    if mojo is not None:
+        beside = mojo.parent / "llvm-symbolizer"
+        if beside.exists():
+            return str(beside)
+    return shutil.which("llvm-symbolizer")
+
+
+def _frames(binary: Path, addresses: list[int]) -> dict[int, list[tuple[str, int, int]]]:
+    """address -> its (file, line, column) frames, innermost first."""
+    tool = symbolizer()
+    if tool is None or not addresses:
+        return {}
+    try:
+        out = subprocess.run([tool, f"--obj={binary}", "--output-style=JSON", "--inlining"]
+                             + [hex(a) for a in addresses], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    found: dict[int, list[tuple[str, int, int]]] = {}
+    for line in out.stdout.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        for item in entry if isinstance(entry, list) else [entry]:
+            try:
+                address = int(item["Address"], 16)
+            except (KeyError, ValueError, TypeError):
+                continue
+            found[address] = [(s.get("FileName", ""), int(s.get("Line", 0)), int(s.get("Column", 0)))
+                              for s in item.get("Symbol", [])]
+    return found
+
+
+def is_source(site: list) -> bool:
+    """A site the compiler named ([0, 0, file, line, column]); else an address
+    ([pc, caller, kernel, and what it read and wrote])."""
+    return len(site) == 5 and site[0] == 0 and isinstance(site[2], str)
+
+
+class Resolver:
+    """Turns the simulator's sites into places in the learner's files.
+
+    `learner` maps a path as the build saw it (the build folder's copy, absolute)
+    to the learner's own file, and `shown` says how to name that file."""
+
+    def __init__(self, learner: dict[str, Path], shown):
+        self.learner = learner
+        self.shown = shown
+        self._lines: dict[Path, list[str]] = {}
+
+    def _place(self, file: str, line: int, column: int) -> Place | None:
+        real = self._real(file)
+        if real is None or line <= 0:
+            return None
+        return Place(self.shown(real), line, column, self._text(real, line),
+                     " ".join(self._text(real, n) for n in range(max(1, line - 3), line)))
+
+    def _real(self, file: str) -> Path | None:
+        if file in self.learner:
+            return self.learner[file]
+        for key, real in self.learner.items():
+            if file.endswith("/" + Path(key).name) and Path(file).parent.name == Path(key).parent.name:
+                return real
+        return None
+
+    def _text(self, real: Path, line: int) -> str:
+        if real not in self._lines:
+            try:
+                self._lines[real] = real.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                self._lines[real] = []
+        lines = self._lines[real]
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    def resolve(self, binary: Path, sites: list, wanted: set[int], hints: dict[int, str] | None = None
+                ) -> dict[int, Place]:
+        """site id (1-based, as the simulator numbers them) -> the learner's place. `hints`
+        names what a site accessed (`products`), for code the compiler gave no line."""
+        places: dict[int, Place] = {}
+        addresses: list[int] = []
+        for sid in wanted:
+            if not 0 < sid <= len(sites):
+                continue
+            site = sites[sid - 1]
+            if is_source(site):  # a place the compiler named
+                place = self._place(site[2], int(site[3]), int(site[4]))
+                if place is not None:
+                    places[sid] = place
+                continue
+            pc, caller = int(site[0]), int(site[1])
+            addresses += [a - 1 for a in (pc, caller) if a > 0]  # return addresses: the call is just before
+        frames = _frames(binary, sorted(set(addresses)))
+        unplaced: list[int] = []
+        for sid in wanted:
+            if sid in places or not 0 < sid <= len(sites) or is_source(sites[sid - 1]):
+                continue
+            pc, caller = int(sites[sid - 1][0]), int(sites[sid - 1][1])
+            for address in (pc - 1, caller - 1):
+                place = next((p for p in (self._place(*f) for f in frames.get(address, [])) if p), None)
+                if place is not None:
+                    places[sid] = place
+                    break
+            else:
+                if any(self._real(f[0]) is not None for f in frames.get(pc - 1, [])):
+                    unplaced.append(sid)
+        if unplaced:
+            # Code the compiler gave no line (line 0): it merged instructions of several lines, say
+            # the same load in both branches of an `if`. The nearest instruction with a line that
+            # touches the same array is the learner's line; failing that, the nearest one at all.
+            near = {sid: [int(sites[sid - 1][0]) - 1 + k for d in range(1, NEAR) for k in (d, -d)] for sid in unplaced}
+            more = _frames(binary, sorted({a for addresses in near.values() for a in addresses}))
+            for sid, addresses in near.items():
+                found = [p for p in (next((p for p in (self._place(*f) for f in more.get(a, [])) if p), None)
+                                     for a in addresses) if p is not None]
+                name = (hints or {}).get(sid, "")
+                touching = [p for p in found if name and f"{name}[" in p.text.replace(" [", "[")]
+                if touching or found:
+                    places[sid] = (touching or found)[0]
+        return places
