@@ -304,3 +304,16 @@ def test_next_goes_to_the_first_puzzle_not_passed_in_course_order(root):
     wait_for(lambda: session.finished() == 3)
     assert fake.calls[2] == "p06", fake.calls  # from p05, the next one not passed: not p05 again
     session.quit()
+
+
+def test_the_compact_view_fits_24_rows_in_korean_too(root):
+    i18n.set_language("ko")
+    session = Session("p07", check=lambda puzzle, options, events=None, children=None: rich_failure(puzzle))
+    session.out.height = 24
+    session.out.width = 80
+    wait_for(lambda: session.finished() == 1)
+    wait_for(lambda: "q 종료" in session.text)
+    view = session.text[session.text.rindex("workbook watch ·"):]
+    assert len(view.rstrip("\n").splitlines()) <= 24, view
+    assert "처음 틀린 케이스 '케이스 0'" in view and "puzzles/p07/x.mojo:27" in view and "d 보고서 전체" in view
+    session.quit()

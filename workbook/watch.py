@@ -72,7 +72,6 @@ class Watcher:
         self.quitting = False
         self.events: queue.Queue = queue.Queue()
         self.shown: PuzzleResult | None = None  # the result on screen, for `d`
-        self.cut = False  # whether the compact view had to leave something out
 
     @property
     def out(self) -> Console:
@@ -170,19 +169,18 @@ class Watcher:
             following = self.following()
             after.append(Text(t("watch.passed_last", id=self.puzzle.id) if following is None else
                               t("watch.passed", id=self.puzzle.id, next=following.id), style="bold green"))
-        room = max(3, self.out.height - 5 - self._lines(*after))  # the header and the status lines
-        shown, cut = [], False
+        status = [Text(t("watch.watching", id=self.target)), Text(t("watch.keys"))]
+        room = self.out.height - 3 - self._lines(*after, *status)  # the header, the rule, the prompt line
+        shown = []
         for item in report.compact(result, pick(self.puzzle.title), learner_files(self.puzzle)):
             height = self._lines(item)
             if height > room:
-                cut = True
-                break
+                break  # the rest is a key away (d)
             shown.append(item)
             room -= height
         for item in [*shown, *after]:
             self.out.print(item)
         self.status_line()
-        self.cut = cut
 
     def _lines(self, *items) -> int:
         return sum(len(self.out.render_lines(item, self.out.options, pad=False)) for item in items)
