@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from workbook import catalog, skeleton
@@ -96,3 +98,73 @@ def test_skeleton_keeps_instructions_and_placeholders_only():
 def test_unbalanced_markers_are_errors(bad):
     with pytest.raises(skeleton.MarkerError):
         skeleton.derive_skeleton(bad)
+
+
+KOREAN_SOLUTION = (
+    "# Puzzle: add one.\n"
+    "#ko 퍼즐: 하나 더하기.\n"
+    "LIMIT = 4  # the most\n"
+    "#ko 최대값\n"
+    "def f():\n"
+    "    # Read the value.\n"
+    "    # FILL IN: add one (1 line)\n"
+    "    #ko 값을 읽습니다.\n"
+    "    #ko FILL IN: 하나를 더합니다 (1줄)\n"
+    "    #| return 0\n"
+    "    # a solution comment\n"
+    "    #ko 정답의 주석\n"
+    "    return 1\n"
+    "    # END FILL IN\n"
+)
+
+
+def test_a_solution_carries_its_comments_in_korean_and_each_skeleton_is_one_language():
+    assert skeleton.derive_skeleton(KOREAN_SOLUTION) == (
+        "# Puzzle: add one.\nLIMIT = 4  # the most\ndef f():\n"
+        "    # Read the value.\n    # FILL IN: add one (1 line)\n    return 0\n"
+    )
+    assert skeleton.derive_skeleton(KOREAN_SOLUTION, "ko") == (
+        "# 퍼즐: 하나 더하기.\nLIMIT = 4  # 최대값\ndef f():\n"
+        "    # 값을 읽습니다.\n    # FILL IN: 하나를 더합니다 (1줄)\n    return 0\n"
+    )
+    assert skeleton.clean_solution(KOREAN_SOLUTION, "ko").endswith("    # 정답의 주석\n    return 1\n")
+    assert skeleton.untranslated(KOREAN_SOLUTION) == []
+    english_only = "\n".join(line for line in KOREAN_SOLUTION.splitlines() if "최대값" not in line) + "\n"
+    assert skeleton.untranslated(english_only) == [3]  # the trailing comment has no Korean
+
+
+@pytest.mark.parametrize("bad", [
+    "x = 1\n#ko 한국어\n#ko 둘\n",  # no comment above it (two lines can't be a trailing comment)
+    "# FILL IN: a\n#ko 한국어\n#| pass\n# END FILL IN\n",  # the Korean drops the FILL IN line
+])
+def test_korean_that_translates_nothing_is_an_error(bad):
+    with pytest.raises(skeleton.MarkerError):
+        skeleton.derive_skeleton(bad, "ko")
+
+
+def test_a_skeleton_in_either_language_is_untouched_and_anything_else_is_not(tmp_path):
+    solution = tmp_path / "solution.mojo"
+    solution.write_text(KOREAN_SOLUTION)
+    learner = tmp_path / "learner.mojo"
+    for lang in ("en", "ko"):
+        learner.write_text(skeleton.derive_skeleton(KOREAN_SOLUTION, lang))
+        assert skeleton.language_of(learner, solution) == lang
+        assert skeleton.is_skeleton(learner, skeleton.skeleton_of(solution))
+    learner.write_text(learner.read_text() + "# my note\n")
+    assert skeleton.language_of(learner, solution) is None  # not exactly a skeleton: author verify says so
+    assert skeleton.is_skeleton(learner, skeleton.skeleton_of(solution))  # but nothing is started
+    learner.write_text(learner.read_text().replace("return 0", "return 2"))
+    assert not skeleton.is_skeleton(learner, skeleton.skeleton_of(solution))
+
+
+def test_every_solution_is_translated_and_both_skeletons_hold_the_same_code():
+    from conftest import REPO
+
+    for puzzle in catalog.all_puzzles(REPO):
+        for path in puzzle.solution_files():
+            text = path.read_text()
+            assert skeleton.untranslated(text) == [], path
+            english, korean = skeleton.derive_skeleton(text), skeleton.derive_skeleton(text, "ko")
+            assert skeleton.code_of(english) == skeleton.code_of(korean), path
+            assert skeleton.count_gaps(english) == skeleton.count_gaps(korean) >= 1, path
+            assert len(re.findall(r"[가-힣]", korean)) > 20, path

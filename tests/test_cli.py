@@ -3,6 +3,7 @@ exit codes, messages, --json documents (errors too), and 80-column views."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -97,7 +98,7 @@ def test_hints_come_one_at_a_time_in_order(root, capsys):
     assert f"Hint 1 of {n}" in first and hints[0]["en"].split()[0] in first
     _, second, _ = invoke(capsys, "hint", "p18")
     assert f"Hint 2 of {n}" in second
-    _, everything, _ = invoke(capsys, "hint", "p18", "--all")
+    _, everything, _ = invoke(capsys, "hint", "p18", "--all", "--yes")
     assert f"Hint {n} of {n}" in everything
 
 
@@ -223,7 +224,7 @@ def test_run_reports_a_wrong_kernel_with_an_error_map_and_who_wrote_what(root, c
     put_wrong(root, "p01", "writes_next")
     code, out, _ = invoke(capsys, "run", "p01", "--seed", "3", "--device", "sim")
     assert code == exitcodes.FAILED
-    assert "■" in out and "NaN" in out and "Who wrote each element" in out
+    assert "X wrong" in out and "? NaN/Inf" in out and "Who wrote each element" in out
     assert "wrote output[4], outside `output` (4 elements)" in " ".join(out.split())
     from workbook import state
 
@@ -241,3 +242,170 @@ def test_run_records_progress_and_run_goes_on_to_the_next(root, capsys):
     assert ("✔ done" if has_gpu() else "◐ passed on the simulator") in listing
     code, nxt, _ = invoke(capsys, "run", "--json", "--quick")
     assert json.loads(nxt)["id"] != "p01"
+
+
+def test_reset_writes_the_skeleton_in_the_learners_language_and_it_is_still_not_started(root, capsys):
+    learner = root / "puzzles/p04/map_2d.mojo"
+    assert invoke(capsys, "--lang", "ko", "reset", "p04", "--yes")[0] == 0
+    text = learner.read_text()
+    assert "# FILL IN: 이 스레드의 행과 열을 구하세요" in text and "# 퍼즐 4:" in text and "#ko" not in text
+    assert "# 가로 스레드 수" in text  # trailing comments too
+    code, out, _ = invoke(capsys, "run", "p04", "--json")  # a Korean skeleton is a skeleton: nothing compiles
+    assert json.loads(out)["status"] == "not_started"
+    _, shown, _ = invoke(capsys, "--lang", "ko", "reveal", "p04", "--yes")
+    assert "output[row, col] = a[row, col] * 10" in shown and "퍼즐 4:" in shown and "#ko" not in shown
+
+
+def workbook_process(*args: str, lang_env: str | None = None, columns: int = 80, cwd=REPO, extra_env=None):
+    """The real command in a fresh process: help texts are chosen at import, by language."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_LANG", "LANG", "LC_ALL", "LC_MESSAGES")}
+    env.update({"COLUMNS": str(columns), "PYTHONPATH": str(REPO), **(extra_env or {})})
+    if lang_env is not None:
+        env["WORKBOOK_LANG"] = lang_env
+    return subprocess.run([sys.executable, "-m", "workbook", *args], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+HELP_KEYS = {(): ["help.app", "help.opt.lang", "help.list", "help.run", "help.watch", "help.check"],
+             ("run",): ["help.run", "help.opt.seed", "help.opt.sanitize", "help.opt.quick", "help.opt.device"],
+             ("check",): ["help.check", "help.arg.puzzles", "help.opt.all", "help.opt.solutions"],
+             ("watch",): ["help.watch", "help.opt.sanitize", "help.opt.device", "help.opt.quick"]}
+
+
+@pytest.mark.parametrize("command", list(HELP_KEYS), ids=lambda c: " ".join(c) or "workbook")
+@pytest.mark.parametrize("lang", ["ko", "en"])
+def test_help_wraps_at_80_columns_without_cutting_a_word_in_the_learners_words(command, lang):
+    from workbook import i18n
+
+    done = workbook_process("--lang", lang, *command, "--help")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines and max(cell_len(line) for line in lines) <= 80
+    assert "…" not in done.stdout
+    shown = {word.strip("│") for word in done.stdout.split()}
+    for key in HELP_KEYS[command]:
+        for word in i18n.t(key, lang).split():
+            assert word in shown, (key, word)
+    usage, options, help_line = (i18n.t(k, lang) for k in ("help.usage", "help.options", "help.opt.help"))
+    assert usage in done.stdout and options in done.stdout and help_line in " ".join(done.stdout.split())
+    if lang == "ko":
+        for english in ("Usage", "Options", "Show this message", "Arguments", "Commands"):
+            assert english not in done.stdout
+
+
+def test_workbook_alone_is_the_help_in_any_language_not_an_empty_error():
+    for args in ((), ("--lang", "ko")):
+        done = workbook_process(*args)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        assert ("사용법:" if args else "Usage:") in done.stdout
+
+
+@pytest.mark.parametrize("args,said", [
+    (("rn",), "'rn'이라는 명령은 없습니다. 'run'을 뜻했나요?"),
+    (("run", "--sed"), "--sed 옵션은 없습니다. --seed를 뜻했나요?"),
+    (("show",), "PUZZLE이 빠졌습니다"),
+    (("run", "--seed", "abc"), "--seed 옵션에는 정수가 필요합니다"),
+])
+def test_usage_errors_in_korean_name_the_help_of_that_command(args, said):
+    done = workbook_process("--lang", "ko", *args)
+    err = " ".join(done.stderr.split())
+    assert done.returncode == exitcodes.BAD_INPUT and said in err, err
+    assert f"`workbook {args[0]} --help`" in err or args == ("rn",)
+    assert "No such" not in err and "Missing" not in err
+
+
+def test_a_required_argument_says_so_in_korean():
+    done = workbook_process("--lang", "ko", "show", "--help")
+    assert "[필수]" in done.stdout and "[required]" not in done.stdout
+
+
+def test_lang_after_the_command_works_as_the_readme_says(root, capsys):
+    code, out, _ = invoke(capsys, "list", "--lang", "ko")
+    assert code == 0 and "1장" in out
+    code, out, _ = invoke(capsys, "list", "--lang=en")
+    assert code == 0 and "Chapter 1" in out
+
+
+def test_an_unknown_language_setting_is_said_not_silently_english(root):
+    done = workbook_process("list", lang_env="kr", extra_env={"WORKBOOK_ROOT": str(root)})
+    assert done.returncode == 0
+    assert "WORKBOOK_LANG=kr" in done.stderr and "ko" in done.stderr
+    assert workbook_process("list", lang_env="ko_KR.UTF-8", extra_env={"WORKBOOK_ROOT": str(root)}).stderr == ""
+
+
+def test_all_hints_ask_first_and_a_hint_seen_can_be_read_again(root, capsys):
+    from workbook import catalog, state
+
+    hints = catalog.load("p12").hints
+    code, out, err = invoke(capsys, "hint", "p12", "--all")  # no terminal to ask: the answer is no
+    assert code == 0 and "Hint 1 of" not in out and "--yes" in err
+    assert state.load().of("p12").hints_shown == 0
+    code, _, err = invoke(capsys, "hint", "p12", "2")  # not seen yet: hint 1 comes first
+    assert code == exitcodes.BAD_INPUT and "hint 1" in " ".join(err.split())
+    invoke(capsys, "hint", "p12")
+    invoke(capsys, "hint", "p12")
+    code, again, _ = invoke(capsys, "hint", "p12", "1")
+    assert code == 0 and f"Hint 1 of {len(hints)}" in again and "Hint 2 of" not in again
+    assert hints[0]["en"].split()[0] in again and state.load().of("p12").hints_shown == 2  # re-reading counts nothing
+    assert invoke(capsys, "hint", "p12", str(len(hints) + 1))[0] == exitcodes.BAD_INPUT
+    code, everything, _ = invoke(capsys, "hint", "p12", "--all", "--yes")
+    assert code == 0 and f"Hint {len(hints)} of {len(hints)}" in everything
+    code, again, _ = invoke(capsys, "hint", "p12", "--all")  # all seen: nothing left to spoil, no question
+    assert code == 0 and f"Hint {len(hints)} of {len(hints)}" in again
+
+
+def test_reveal_apply_leaves_a_trace_in_progress(root, capsys):
+    from workbook import state
+
+    assert invoke(capsys, "reveal", "p18", "--yes", "--apply")[0] == 0
+    assert state.load().of("p18").solution_applied
+    _, listing, _ = invoke(capsys, "list")
+    line = next(line for line in listing.splitlines() if "p18" in line)
+    assert "solution applied" in line
+    doc = json.loads(invoke(capsys, "list", "--json")[1])
+    assert next(p for p in doc["puzzles"] if p["id"] == "p18")["solution_applied"]
+
+
+def test_progress_counts_gpu_and_simulator_passes_apart(root, capsys):
+    from workbook import catalog, state
+
+    total = len(catalog.all_puzzles())
+    chapter = sum(p.chapter == 1 for p in catalog.all_puzzles())
+    state.remember("p01", "pass", {"gpu": "compiled", "sim": "pass"})
+    state.remember("p02", "pass", {"gpu": "pass", "sim": "pass"})
+    _, listing, _ = invoke(capsys, "list")
+    assert f"passed on a GPU: 1 of {total}" in listing and f"passed on the simulator: 1 of {total}" in listing
+    assert "half" not in listing and f"✔1 ◐1 /{chapter}" in listing
+    doc = json.loads(invoke(capsys, "list", "--json")[1])
+    assert doc["passed"] == {"gpu": 1, "sim": 1, "total": total}
+
+
+def test_the_skeleton_message_names_the_file_and_says_show_once(root, capsys):
+    code, out, _ = invoke(capsys, "run", "p01")
+    said = " ".join(out.split())
+    assert code == exitcodes.FAILED and "puzzles/p01/map.mojo is still the skeleton" in said
+    assert said.count("workbook show p01") == 1
+
+
+def test_python_without_the_workbooks_packages_says_so():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-S", "-m", "workbook", "list"], capture_output=True, text=True, env=env,
+                          cwd=REPO)  # -S: no site-packages, as from a Python outside the virtual environment
+    assert done.returncode == exitcodes.TOOLCHAIN and "Traceback" not in done.stderr
+    assert "'typer'" in done.stderr and sys.executable in done.stderr and "pip install" in done.stderr
+
+
+def test_show_pages_a_long_text_on_a_terminal_only(root, monkeypatch):
+    from rich.console import Console
+
+    from workbook.commands import show
+    from workbook.commands.common import Context
+
+    paged = []
+    monkeypatch.setattr(Console, "pager", lambda self, **kw: paged.append(kw) or __import__("contextlib").nullcontext())
+    tall = Console(force_terminal=True, width=80, height=24, file=io.StringIO())
+    assert show.main(Context(out=tall), puzzle="p18") == 0 and paged == [{"styles": True}]
+    assert "puzzles/p18/op/softmax.mojo" in tall.file.getvalue()
+    piped = Console(force_terminal=False, width=80, height=24, file=io.StringIO())
+    assert show.main(Context(out=piped), puzzle="p18") == 0 and len(paged) == 1  # a pipe: no pager
+    huge = Console(force_terminal=True, width=80, height=500, file=io.StringIO())
+    assert show.main(Context(out=huge), puzzle="p01") == 0 and len(paged) == 1  # it fits: no pager

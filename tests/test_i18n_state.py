@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -151,3 +152,39 @@ def test_backup_and_restore_round_trip(root):
     assert target.read_text() == "# my work\n"
     reasons = [b.reason for b in backups.all_backups("p18")]
     assert reasons.count("before-restore") == 1
+
+
+@pytest.mark.parametrize("word,subject,objective,towards", [
+    ("스레드 3", "이", "을", "으로"), ("스레드 2", "가", "를", "로"), ("p18", "이", "을", "로"),
+    ("p12", "가", "를", "로"), ("블록 0", "이", "을", "으로"), ("'run'", "이", "을", "으로"),
+    ("--seed", "가", "를", "로"), ("값", "이", "을", "으로"), ("파일", "이", "을", "로"),
+    ("output", "이", "을", "으로"), ("PUZZLE", "이", "을", "로"), ("10", "이", "을", "으로"),
+])
+def test_korean_particles_follow_the_last_syllable(word, subject, objective, towards):
+    assert i18n.particle(word, "이(가)") == subject
+    assert i18n.particle(word, "을(를)") == objective
+    assert i18n.particle(word, "(으)로") == towards
+
+
+def test_messages_choose_their_particles():
+    assert i18n.t("watch.changed", "ko", id="p18").startswith("p18이 바뀌었습니다")
+    assert i18n.t("watch.changed", "ko", id="p12").startswith("p12가 바뀌었습니다")
+    assert "'output'이 틀린 곳" in i18n.t("report.first_failure", "ko", case="x", output="output")
+    assert "'buffer'가 틀린 곳" in i18n.t("report.first_failure", "ko", case="x", output="buffer")
+    assert i18n.t("reset.ask", "ko", id="p12").startswith("p12를") and "(를)" not in i18n.t("reset.ask", "ko", id="p12")
+
+
+def test_no_korean_message_leaves_a_particle_undecided():
+    """Every `{name}이(가)` in ko.toml resolves once a value fills it: no `스레드 3이(가)`."""
+    for key, text in i18n.catalog("ko").items():
+        values = {name: "p18" for name in re.findall(r"{(\w+)}", text)}
+        said = i18n.t(key, "ko", **values)
+        assert not re.search(r"이\(가\)|을\(를\)|은\(는\)|\(으\)로|과\(와\)|\(이\)라는", said), (key, said)
+
+
+def test_a_field_a_newer_workbook_added_does_not_cost_the_progress(root):
+    state.state_file().parent.mkdir(parents=True, exist_ok=True)
+    state.state_file().write_text(json.dumps({"version": state.VERSION, "puzzles": {
+        "p01": {"status": "pass", "hints_shown": 2, "last_run": "x", "from_the_future": True}}}))
+    loaded = state.load()
+    assert not loaded.warning and loaded.of("p01").hints_shown == 2

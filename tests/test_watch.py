@@ -246,3 +246,74 @@ def test_watch_command_rejects_an_unknown_id(root):
     with pytest.raises(SystemExit) as exited:
         main(["watch", "p19"])
     assert exited.value.code == 2
+
+
+def rich_failure(puzzle) -> PuzzleResult:
+    """A failing result with a lot to say: a matrix, a finding with its line, several cases."""
+    import numpy as np
+
+    from workbook import compare
+    from workbook.results import CaseResult, DeviceResult, Finding
+
+    expected = np.arange(54, dtype=np.float64).reshape(6, 9)
+    got = expected.copy()
+    got[4:, :] = np.nan
+    cases = [CaseResult(f"case{k}", {}, [compare.check_output("output", got, expected, 0, 0)], [], passed=False,
+                        label={"en": f"case number {k}", "ko": f"케이스 {k}"}) for k in range(8)]
+    finding = Finding("sim", "out_of_bounds", i18n.msg("finding.sim_write_outside", who=i18n.msg("sim.thread", t=3),
+                                                      element="output[6, 0]", buffer="output", size=54),
+                      file=f"puzzles/{puzzle.id}/x.mojo", line=27, case="case0")
+    sim = DeviceResult("sim", Status.FAIL, cases=cases, findings=[finding])
+    result = PuzzleResult(puzzle.id, puzzle.title["en"], Status.FAIL)
+    result.parts.append(PartResult(puzzle.parts[0].id, Status.FAIL, {"sim": sim}, 0.0, 0.0))
+    return result
+
+
+def test_watch_leads_with_a_compact_view_that_fits_24_rows_and_d_shows_the_rest(root):
+    session = Session("p07", check=lambda puzzle, options, events=None, children=None: rich_failure(puzzle))
+    session.out.height = 24
+    session.out.width = 80
+    wait_for(lambda: session.finished() == 1)
+    wait_for(lambda: "q quit" in session.text)
+    view = session.text[session.text.rindex("workbook watch ·"):]
+    lines = view.rstrip("\n").splitlines()
+    assert len(lines) <= 24, view
+    assert "✘ fail" in view and "thread 3 wrote output[6, 0]" in view and "puzzles/p07/x.mojo:27" in view
+    assert "First failing case 'case number 0': 18 of the 54 elements of 'output' wrong" in view
+    assert "output[4, 0] is nan, expected 36" in view
+    assert "Who wrote" not in view and "case number 7" not in view  # the rest is a key away
+    session.keys.press("d")
+    wait_for(lambda: "case number 7" in session.text)
+    assert "output[row, col]" in session.text
+    session.quit()
+
+
+def test_next_goes_to_the_first_puzzle_not_passed_in_course_order(root):
+    from workbook import catalog
+
+    ids = [p.id for p in catalog.all_puzzles()]
+    for pid in ids[:4]:  # p01..p04 passed; p05, p06, p07 not yet
+        state.remember(pid, "pass", {"gpu": "compiled", "sim": "pass"})
+    fake = Fake()
+    session = Session("p08", check=fake)
+    wait_for(lambda: session.finished() == 1)
+    session.keys.press("n")
+    wait_for(lambda: session.finished() == 2)
+    assert fake.calls[1] == "p05", fake.calls
+    session.keys.press("n")
+    wait_for(lambda: session.finished() == 3)
+    assert fake.calls[2] == "p06", fake.calls  # from p05, the next one not passed: not p05 again
+    session.quit()
+
+
+def test_the_compact_view_fits_24_rows_in_korean_too(root):
+    i18n.set_language("ko")
+    session = Session("p07", check=lambda puzzle, options, events=None, children=None: rich_failure(puzzle))
+    session.out.height = 24
+    session.out.width = 80
+    wait_for(lambda: session.finished() == 1)
+    wait_for(lambda: "q 종료" in session.text)
+    view = session.text[session.text.rindex("workbook watch ·"):]
+    assert len(view.rstrip("\n").splitlines()) <= 24, view
+    assert "처음 틀린 케이스 '케이스 0'" in view and "puzzles/p07/x.mojo:27" in view and "d 보고서 전체" in view
+    session.quit()

@@ -33,13 +33,19 @@ def backups_dir() -> Path:
 
 
 def create(puzzle: Puzzle, reason: str) -> Backup:
-    """Copy the learner's current files of `puzzle`; returns the backup made. Only regular
-    files are the learner's writing: a link is not followed (what it points at is not theirs
-    to keep, and a replace leaves it alone), a folder is left where it is."""
+    """Copy the learner's current files of `puzzle`; returns the backup made."""
+    return keep(puzzle.id, puzzle.dir, list(puzzle.edit), reason)
+
+
+def keep(owner: str, folder: Path, names: list[str], reason: str) -> Backup:
+    """Copy some files of `folder` (a puzzle's learner files, or the workbook's own files a
+    newer workbook replaces) before they are replaced. Only regular files are someone's
+    writing: a link is not followed (what it points at is not theirs to keep, and a replace
+    leaves it alone), a folder is left where it is."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    backup = Backup(f"{stamp}-{puzzle.id}-{reason}", puzzle.id, reason,
-                    datetime.now().isoformat(timespec="seconds"), [])
-    for name, path in zip(puzzle.edit, puzzle.learner_files()):
+    backup = Backup(f"{stamp}-{owner}-{reason}", owner, reason, datetime.now().isoformat(timespec="seconds"), [])
+    for name in names:
+        path = folder / name
         try:
             regular = stat.S_ISREG(path.lstat().st_mode)
         except OSError:

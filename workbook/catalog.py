@@ -273,8 +273,9 @@ def load(puzzle_id: str, base: Path | None = None) -> Puzzle:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CatalogError("catalog.manifest_malformed", path=str(path), error=str(exc)) from None
+    solutions = base / "solutions" if (base / "solutions").is_dir() else settings.curriculum() / "solutions"
     try:
-        return _from_dict(data, folder, base / "solutions" / puzzle_id)
+        return _from_dict(data, folder, solutions / puzzle_id)
     except (ManifestError, KeyError, TypeError, ValueError) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         raise CatalogError("catalog.manifest_invalid", path=str(path), error=detail) from None

@@ -22,6 +22,7 @@ from rich.text import Text
 
 from . import exitcodes, i18n, processes, settings, sweep
 from .commands.common import Context
+from .helpview import HelpCommand, HelpGroup, usage_error
 
 
 def _language_from_argv(argv: list[str]) -> str | None:
@@ -33,12 +34,31 @@ def _language_from_argv(argv: list[str]) -> str | None:
     return None
 
 
+def _lang_first(args: list[str]) -> list[str]:
+    """`--lang` is the app's option, but `workbook list --lang ko` should work too:
+    move it in front of the command, wherever it was typed. With nothing else typed,
+    the help: `workbook` alone (in any language) is a question, not an error."""
+    moved, rest = [], []
+    i = 0
+    while i < len(args):
+        if args[i] == "--":
+            rest += args[i:]
+            break
+        if args[i] == "--lang" and i + 1 < len(args):
+            moved += args[i:i + 2]
+            i += 2
+            continue
+        (moved if args[i].startswith("--lang=") else rest).append(args[i])
+        i += 1
+    return moved + (rest or ["--help"])
+
+
 i18n.set_language(i18n.detect(_language_from_argv(sys.argv)))
 t = i18n.t
 
-app = typer.Typer(help=t("help.app"), no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  rich_markup_mode="rich")
-author_app = typer.Typer(help=t("help.author"), no_args_is_help=True)
+app = typer.Typer(cls=HelpGroup, help=t("help.app"), no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False, rich_markup_mode="rich")
+author_app = typer.Typer(cls=HelpGroup, help=t("help.author"), no_args_is_help=True)
 app.add_typer(author_app, name="author")
 
 PUZZLE = typer.Argument(..., help=t("help.arg.puzzle"), show_default=False)
@@ -60,28 +80,40 @@ def _done(code: int) -> None:
 
 
 @app.callback()
-def main_options(lang: str | None = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko")) -> None:
+def main_options(context: typer.Context,
+                 lang: str | None = typer.Option(None, "--lang", help=t("help.opt.lang"), metavar="en|ko")) -> None:
     if lang is not None and lang not in i18n.LANGUAGES:
         raise i18n.WorkbookError("error.bad_lang", lang=lang)
     if lang is not None:
         i18n.set_language(lang)
+    if context.invoked_subcommand not in ("init", "doctor", None):
+        from .commands import init
+
+        init.bring_up_to_date(Context(as_json="--json" in sys.argv))
 
 
-@app.command("list", help=t("help.list"))
+@app.command(cls=HelpCommand, help=t("help.init"))
+def init(folder: str = typer.Argument(..., help=t("help.arg.folder"), show_default=False, metavar="DIR")) -> None:
+    from .commands import init as command
+
+    _done(command.main(Context(), folder=folder))
+
+
+@app.command("list", cls=HelpCommand, help=t("help.list"))
 def list_cmd(as_json: bool = JSON) -> None:
     from .commands import list_
 
     _done(list_.main(Context(as_json=as_json)))
 
 
-@app.command(help=t("help.show"))
+@app.command(cls=HelpCommand, help=t("help.show"))
 def show(puzzle: str = PUZZLE) -> None:
     from .commands import show as command
 
     _done(command.main(Context(), puzzle=puzzle))
 
 
-@app.command(help=t("help.run"))
+@app.command(cls=HelpCommand, help=t("help.run"))
 def run(puzzle: str | None = PUZZLE_OPTIONAL, part: str | None = PART, solutions: bool = SOLUTIONS,
         seed: int | None = SEED, as_json: bool = JSON, sanitize: bool | None = SANITIZE, quick: bool = QUICK,
         device: list[str] | None = DEVICE, no_cache: bool = NO_CACHE) -> None:
@@ -91,7 +123,7 @@ def run(puzzle: str | None = PUZZLE_OPTIONAL, part: str | None = PART, solutions
                        sanitize=sanitize, quick=quick, devices=device, cache=not no_cache))
 
 
-@app.command(help=t("help.check"))
+@app.command(cls=HelpCommand, help=t("help.check"))
 def check(puzzles: list[str] | None = PUZZLES, every: bool = typer.Option(False, "--all", help=t("help.opt.all")),
           solutions: bool = SOLUTIONS, seed: int | None = SEED, as_json: bool = JSON,
           sanitize: bool | None = SANITIZE, quick: bool = QUICK, device: list[str] | None = DEVICE,
@@ -103,7 +135,7 @@ def check(puzzles: list[str] | None = PUZZLES, every: bool = typer.Option(False,
                        seed=seed, sanitize=sanitize, quick=quick, devices=device, cache=not no_cache, jobs=jobs))
 
 
-@app.command(help=t("help.reveal"))
+@app.command(cls=HelpCommand, help=t("help.reveal"))
 def reveal(puzzle: str = PUZZLE, yes: bool = YES,
            apply: bool = typer.Option(False, "--apply", help=t("help.opt.apply"))) -> None:
     from .commands import reveal as command
@@ -111,15 +143,17 @@ def reveal(puzzle: str = PUZZLE, yes: bool = YES,
     _done(command.main(Context(), puzzle=puzzle, yes=yes, apply=apply))
 
 
-@app.command(help=t("help.hint"))
-def hint(puzzle: str = PUZZLE, show_all: bool = typer.Option(False, "--all", help=t("help.opt.all_hints")),
-         part: str | None = PART) -> None:
+@app.command(cls=HelpCommand, help=t("help.hint"))
+def hint(puzzle: str = PUZZLE,
+         number: int | None = typer.Argument(None, help=t("help.arg.hint_number"), show_default=False),
+         show_all: bool = typer.Option(False, "--all", help=t("help.opt.all_hints")),
+         part: str | None = PART, yes: bool = YES) -> None:
     from .commands import hint as command
 
-    _done(command.main(Context(), puzzle=puzzle, show_all=show_all, part=part))
+    _done(command.main(Context(), puzzle=puzzle, number=number, show_all=show_all, part=part, yes=yes))
 
 
-@app.command(help=t("help.watch"))
+@app.command(cls=HelpCommand, help=t("help.watch"))
 def watch(puzzle: str | None = PUZZLE_OPTIONAL, sanitize: bool | None = SANITIZE,
           device: list[str] | None = DEVICE, quick: bool = QUICK) -> None:
     from .commands import watch as command
@@ -127,35 +161,35 @@ def watch(puzzle: str | None = PUZZLE_OPTIONAL, sanitize: bool | None = SANITIZE
     _done(command.main(Context(), puzzle=puzzle, sanitize=sanitize, devices=device, quick=quick))
 
 
-@app.command(help=t("help.reset"))
+@app.command(cls=HelpCommand, help=t("help.reset"))
 def reset(puzzle: str = PUZZLE, yes: bool = YES) -> None:
     from .commands import reset as command
 
     _done(command.main(Context(), puzzle=puzzle, yes=yes))
 
 
-@app.command(help=t("help.doctor"))
+@app.command(cls=HelpCommand, help=t("help.doctor"))
 def doctor(as_json: bool = JSON) -> None:
     from .commands import doctor as command
 
     _done(command.main(Context(as_json=as_json)))
 
 
-@app.command(help=t("help.backups"))
+@app.command(cls=HelpCommand, help=t("help.backups"))
 def backups(puzzle: str | None = PUZZLE_OPTIONAL) -> None:
     from .commands import backups_
 
     _done(backups_.list_backups(Context(), puzzle=puzzle))
 
 
-@app.command(help=t("help.restore"))
+@app.command(cls=HelpCommand, help=t("help.restore"))
 def restore(backup: str = typer.Argument(..., help=t("help.arg.backup"), show_default=False)) -> None:
     from .commands import backups_
 
     _done(backups_.restore(Context(), backup=backup))
 
 
-@app.command(help=t("help.grade"))
+@app.command(cls=HelpCommand, help=t("help.grade"))
 def grade(submissions: list[str] | None = typer.Argument(None, help=t("help.arg.submissions"), show_default=False),
           puzzle: list[str] | None = typer.Option(None, "--puzzle", "-p", help=t("help.opt.grade_puzzle")),
           unsandboxed: bool = typer.Option(False, "--unsandboxed", help=t("help.opt.unsandboxed")),
@@ -166,14 +200,14 @@ def grade(submissions: list[str] | None = typer.Argument(None, help=t("help.arg.
                        unsandboxed=unsandboxed, seed=seed, devices=device))
 
 
-@author_app.command("sync", help=t("help.author_sync"))
+@author_app.command("sync", cls=HelpCommand, help=t("help.author_sync"))
 def author_sync(puzzles: list[str] | None = PUZZLES) -> None:
     from .commands import author
 
     _done(author.sync(Context(), puzzles=puzzles or []))
 
 
-@author_app.command("verify", help=t("help.author_verify"))
+@author_app.command("verify", cls=HelpCommand, help=t("help.author_verify"))
 def author_verify(puzzles: list[str] | None = PUZZLES, run_them: bool = typer.Option(
         False, "--run", help=t("help.opt.verify_run")), seeds: int = typer.Option(
         40, "--seeds", min=0, help=t("help.opt.verify_seeds")), as_json: bool = JSON) -> None:
@@ -251,10 +285,15 @@ def _plain_streams() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: an exit code for every way out, and never a traceback."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _lang_first(list(sys.argv[1:] if argv is None else argv))
     _plain_streams()
     ctx = Context(as_json="--json" in args, lines="grade" in args[:3])  # grade prints JSON Lines, errors too
     scratch = None
+    if argv is not None and _language_from_argv(args):
+        i18n.set_language(i18n.detect(_language_from_argv(args)))
+    if i18n.unknown_setting:
+        name, value = i18n.unknown_setting
+        ctx.err.print(t("error.unknown_lang_setting", name=name, value=value), style="yellow", highlight=False)
     try:
         with processes.guard():
             scratch = _start_up()
@@ -270,9 +309,16 @@ def main(argv: list[str] | None = None) -> None:
             code = _os_error(ctx, exc)
         else:
             code = _internal(ctx, exc)
+    except ModuleNotFoundError as exc:  # a dependency missing from this Python: say which, and where to get it
+        code = _report_error(ctx, "error.missing_module", t("error.missing_module", module=exc.name or str(exc),
+                                                            python=sys.executable), exitcodes.TOOLCHAIN)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        if _usage_error(exc):
-            code = _report_error(ctx, "error.usage", t("error.usage", detail=exc.format_message()),
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `workbook` alone: the help, not an error
+            print(exc.format_message(), end="", file=ctx.out.file)
+            code = exitcodes.OK
+        elif _usage_error(exc):
+            message, help_command = usage_error(exc)
+            code = _report_error(ctx, "error.usage", t("error.usage", detail=message, help=help_command),
                                  exitcodes.BAD_INPUT)
         elif type(exc).__name__ == "Abort":  # Ctrl-C at a prompt
             code = _report_error(ctx, "error.interrupted", t("error.interrupted"), exitcodes.INTERRUPTED)

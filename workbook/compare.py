@@ -17,7 +17,8 @@ from .catalog import Part
 from .results import CaseResult, OutputCheck
 
 FIRST_VALUES = 6
-MAP_CELLS = 256  # larger outputs are summarised: each cell stands for a run of elements
+MAP_CELLS = 256  # larger vectors are summarised: each cell stands for a run of elements
+MAP_ROWS, MAP_COLS = 16, 32  # a matrix's map, at most: each cell stands for a block of elements
 
 
 def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> OutputCheck:
@@ -27,8 +28,10 @@ def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, 
         if g.size == exp.size:
             g = g.reshape(exp.shape)
         else:
+            cells = min(exp.size, MAP_CELLS)
             return OutputCheck(name, list(g.shape), None, None, exp.size, exp.size, 0, 0, False,
-                               [], _first(exp), error_map=[3] * min(exp.size, MAP_CELLS))
+                               [], _first(exp), error_map=[3] * cells, map_shape=[cells],
+                               map_step=[-(-exp.size // max(cells, 1))])
     finite = np.isfinite(g)
     allowed = atol + rtol * np.abs(exp)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -38,6 +41,7 @@ def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, 
         rel_err = np.where(finite & (exp != 0), abs_err / np.where(exp != 0, np.abs(exp), 1.0), np.nan)
     # 0 ok, 1 within tolerance but using over half of it, 2 wrong, 3 NaN or Inf.
     cells = np.where(~finite, 3, np.where(~ok, 2, np.where(abs_err > allowed / 2, 1, 0)))
+    error_map, map_shape, map_step = error_cells(cells)
     return OutputCheck(
         name=name,
         shape=list(exp.shape),
@@ -52,7 +56,9 @@ def check_output(name: str, got: np.ndarray, expected: np.ndarray, atol: float, 
         first_expected=_first(exp),
         first_wrong=[(int(i), float(g.ravel()[i]), float(exp.ravel()[i]))
                      for i in np.flatnonzero(~ok.ravel())[:FIRST_VALUES]],
-        error_map=_downsample(cells.ravel()),
+        error_map=error_map,
+        map_shape=map_shape,
+        map_step=map_step,
     )
 
 
@@ -93,9 +99,20 @@ def _first(values: np.ndarray) -> list[float]:
     return [float(v) for v in np.asarray(values).ravel()[:FIRST_VALUES]]
 
 
-def _downsample(cells: np.ndarray) -> list[int]:
-    """At most MAP_CELLS cells; each keeps the worst of the elements it stands for."""
-    if cells.size <= MAP_CELLS:
-        return [int(c) for c in cells]
-    edges = np.linspace(0, cells.size, MAP_CELLS + 1).astype(int)
-    return [int(cells[a:b].max()) for a, b in zip(edges[:-1], edges[1:])]
+def error_cells(cells: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+    """The error map: (cells, their shape, elements per cell along each axis). A vector
+    keeps its order; a matrix (or the last axis of more) keeps its rows and columns,
+    so the map can be drawn as the output is laid out."""
+    if cells.ndim < 2:
+        flat = cells.ravel()
+        step = max(1, -(-flat.size // MAP_CELLS))
+        out = [int(flat[a:a + step].max()) for a in range(0, flat.size, step)]
+        return out, [len(out)], [step]
+    grid = cells.reshape(-1, cells.shape[-1])
+    row_step = -(-grid.shape[0] // MAP_ROWS)
+    col_step = -(-grid.shape[1] // MAP_COLS)
+    rows = -(-grid.shape[0] // row_step)
+    cols = -(-grid.shape[1] // col_step)
+    out = [int(grid[r * row_step:(r + 1) * row_step, c * col_step:(c + 1) * col_step].max())
+           for r in range(rows) for c in range(cols)]
+    return out, [rows, cols], [row_step, col_step]

@@ -488,14 +488,22 @@ def _off_grid(p: Puzzle) -> list[Verdict]:
 
 
 def _drift(p: Puzzle) -> list[Verdict]:
-    wrong = []
+    """Each committed skeleton is the one its solution derives, in either language; and
+    every comment the skeleton shows is there in Korean too."""
+    wrong, untranslated = [], []
     for learner, solution in zip(p.learner_files(), p.solution_files()):
         try:
-            if not skeleton.is_skeleton(learner, skeleton.skeleton_of(solution)):
+            if skeleton.language_of(learner, solution) is None:
                 wrong.append(learner.name)
+            lines = skeleton.untranslated(solution.read_text(encoding="utf-8"))
+            if lines:
+                untranslated.append(f"{solution.name} line{'s' if len(lines) > 1 else ''} "
+                                    + ", ".join(map(str, lines)))
         except (OSError, skeleton.MarkerError) as exc:
             wrong.append(f"{solution.name}: {exc}")
-    return [Verdict(p.id, f"{p.id}: skeletons match their solutions", not wrong, ", ".join(wrong))]
+    return [Verdict(p.id, f"{p.id}: skeletons match their solutions", not wrong, ", ".join(wrong)),
+            Verdict(p.id, f"{p.id}: every comment of the skeletons in Korean (#ko)", not untranslated,
+                    "; ".join(untranslated))]
 
 
 def _reference(p: Puzzle) -> list[Verdict]:

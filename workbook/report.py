@@ -1,21 +1,37 @@
 """Rendering results with Rich. Computing happens elsewhere: this module only draws.
 
 `--json` and this view are two renderings of the same PuzzleResult. Every
-view is designed for an 80-column terminal first: long cells are cut with an
-ellipsis rather than wrapped, and wide detail goes below a table, not in it.
+view is designed for an 80-column terminal first: nothing a learner needs is
+cut (counts, case names, finding lines and source lines wrap under
+themselves, never back at column 0), and nothing relies on colour alone: each
+state of the error map has a glyph of its own, so NO_COLOR, a pipe or
+colour-blind eyes still read it. Wrapping columns use overflow="fold": Rich's
+"ellipsis" strips trailing spaces by characters, not cells, and so cuts the
+last Korean word of a full line.
 """
 
 from __future__ import annotations
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
 from .i18n import Msg, pick, t
-from .results import CaseResult, DeviceResult, Finding, OutputCheck, PartResult, Picture, PuzzleResult, Status
+from .results import (
+    CaseResult,
+    DeviceResult,
+    Diagnostic,
+    Finding,
+    OutputCheck,
+    PartResult,
+    Picture,
+    PuzzleResult,
+    Status,
+)
 
 STYLE = {
     Status.PASS: "bold green",
@@ -33,10 +49,11 @@ ICON = {
     Status.TIMEOUT: "⏱", Status.NOT_STARTED: "…", Status.NOT_RUN: "–", Status.SKIPPED: "–",
     Status.COMPILED: "◆",
 }
-# Error map cells: ok, close to the tolerance, wrong, NaN/Inf.
-CELL = [("■", "green"), ("■", "yellow"), ("■", "red"), ("■", "magenta")]
-MAP_WIDTH = 32
-PICTURE_COLUMNS = 12  # cells of the who-wrote-what picture per row
+# Error map cells: ok, close to the tolerance, wrong, NaN/Inf: a glyph each, and a colour.
+CELL = [(".", "green"), ("~", "yellow"), ("X", "bold red"), ("?", "magenta")]
+CELL_KEYS = ("ok", "close", "wrong", "nan")
+MAP_WIDTH = 32  # cells per row of a vector's map
+PICTURE_ROWS = 16  # rows of the who-wrote-what picture
 DEVICE_ORDER = ("cpu", "sim", "gpu")
 
 
@@ -58,6 +75,11 @@ def reasons(dev: DeviceResult) -> str:
     return "; ".join(m.text() for m in dev.reasons)
 
 
+def indented(text: Text | str, indent: int = 2, style: str = "") -> Padding:
+    """A line that wraps under itself instead of back at column 0."""
+    return Padding(text if isinstance(text, Text) else Text(text, style=style), (0, 0, 0, indent), expand=False)
+
+
 def device_label(device: str, stage: str = "kernels") -> str:
     label = t("device." + device)
     return t("report.through_graph", device=label) if stage == "graph" else label
@@ -68,16 +90,11 @@ def device_label(device: str, stage: str = "kernels") -> str:
 # ---------------------------------------------------------------------------
 
 
-def render_result(console: Console, result: PuzzleResult, title: str) -> None:
-    head = Text.assemble((f"{result.id}  ", "bold"), (title, "bold"), "   ", badge(result.status))
-    sub = t("report.seed", seed=result.seed)
-    if result.solutions:
-        sub += " · " + t("report.using_solutions")
-    if result.cached:
-        sub += " · " + t("report.cached")
-    console.print(Panel(Group(head, Text(sub, style="dim")), box=box.ROUNDED, expand=True))
+def render_result(console: Console, result: PuzzleResult, title: str, files: list[str] | None = None) -> None:
+    """The full report. `files`: the learner's files, named when they are still the skeleton."""
+    console.print(header(result, title))
     if result.status == Status.NOT_STARTED:
-        console.print(t("report.not_started", id=result.id))
+        console.print(not_started(result, files))
         return
     if result.problem:
         console.print(Text(say(result.problem), style="bold red"))
@@ -93,37 +110,60 @@ def render_result(console: Console, result: PuzzleResult, title: str) -> None:
         console.print(Text(t("report.quick"), style="dim"))
 
 
+def header(result: PuzzleResult, title: str) -> Panel:
+    head = Text.assemble((f"{result.id}  ", "bold"), (title, "bold"), "   ", badge(result.status))
+    sub = t("report.seed", seed=result.seed)
+    if result.solutions:
+        sub += " · " + t("report.using_solutions")
+    if result.cached:
+        sub += " · " + t("report.cached")
+    return Panel(Group(head, Text(sub, style="dim")), box=box.ROUNDED, expand=True)
+
+
+def not_started(result: PuzzleResult, files: list[str] | None) -> Text:
+    """Which file is still the skeleton, and where to start: said once."""
+    if files:
+        key = "report.not_started_file" if len(files) == 1 else "report.not_started_files"
+        return Text(t(key, files=", ".join(files), id=result.id))
+    return Text(t("report.not_started", id=result.id))
+
+
 def render_diagnostics(console: Console, result: PuzzleResult) -> None:
     console.print(Text(t("report.compile_failed"), style="bold red"))
     for diag in result.diagnostics:
-        console.print(Text.assemble((f"{diag.file}:{diag.line}:{diag.column}", "bold"), ": ",
-                                    (diag.message, "red")))
+        where = Table.grid(padding=(0, 1))
+        where.add_column(no_wrap=True)
+        where.add_column(ratio=1, overflow="fold")
+        where.add_row(Text(f"{diag.file}:{diag.line}:{diag.column}:", style="bold"), Text(diag.message, style="red"))
+        console.print(where)
         if diag.source:
             console.print(source_excerpt(diag))
-        if diag.hint:
-            console.print(Text("  " + say(diag.hint), style="yellow"))
+        for extra in (diag.explanation, diag.hint):
+            if extra:
+                console.print(indented(Text("→ " + say(extra), style="yellow"), 2))
         for note in diag.notes:
-            console.print(Text("  " + t("report.note") + ": " + note, style="dim"), overflow="fold")
+            console.print(indented(Text(t("report.note") + ": " + note, style="dim"), 2))
     if result.compiler_output:
         console.print(Panel(result.compiler_output, title=t("report.compiler_output"), border_style="red"))
 
 
-def source_excerpt(diag) -> Text:
-    """The lines around an error, highlighted, with a caret under the column."""
+def source_excerpt(diag) -> Table:
+    """The lines around an error, highlighted, with a caret under the column; a long line
+    wraps inside the code column, never over the line numbers."""
     lexer = "python" if diag.file.endswith(".py") else "mojo"
     code = "\n".join(text for _, text in diag.source)
     lines = Syntax(code, lexer, theme="ansi_dark").highlight(code).split("\n")
-    width = len(str(diag.source[-1][0]))
-    out = Text()
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True, justify="right")
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1, overflow="fold")
     for (number, _), line in zip(diag.source, lines):
-        mark = "❯" if number == diag.line else " "
-        out.append(f"{mark} {number:>{width}} │ ", style="bold red" if number == diag.line else "dim")
-        out.append_text(line)
-        out.append("\n")
-        if number == diag.line:
-            out.append(" " * (width + 5 + max(diag.column - 1, 0)) + "^\n", style="bold red")
-    out.rstrip()
-    return out
+        here = number == diag.line
+        table.add_row(Text(("❯ " if here else "  ") + str(number), style="bold red" if here else "dim"),
+                      Text("│", style="dim"), line)
+        if here:
+            table.add_row("", "", Text(" " * max(diag.column - 1, 0) + "^", style="bold red"))
+    return table
 
 
 def render_part(console: Console, result: PuzzleResult, part: PartResult) -> None:
@@ -137,7 +177,8 @@ def render_part(console: Console, result: PuzzleResult, part: PartResult) -> Non
             render_device(console, part, dev, "graph")
 
 
-def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: str) -> None:
+def device_line(dev: DeviceResult, stage: str) -> Text:
+    """The device, its verdict and its largest errors, in a line."""
     name = device_label(dev.device, stage)
     if dev.device == "gpu" and dev.device_name not in ("", "GPU"):
         name += f" ({dev.device_name})"
@@ -147,36 +188,44 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
             line.append("   " + t("report.errors", abs="NaN/Inf", rel="NaN/Inf"), style="magenta")
         else:
             line.append("   " + t("report.errors", abs=fmt(dev.max_abs_error), rel=fmt(dev.max_rel_error)))
-    console.print(line)
+    return line
+
+
+def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: str) -> None:
+    console.print(device_line(dev, stage))
     if dev.status in (Status.COMPILED, Status.NOT_RUN, Status.SKIPPED):
-        console.print(Text("  " + reasons(dev), style="cyan" if dev.status == Status.COMPILED else "dim"))
+        console.print(indented(reasons(dev), style="cyan" if dev.status == Status.COMPILED else "dim"))
         return
     if dev.status in (Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT):
         if dev.reasons:
-            console.print(Text("  " + reasons(dev), style="bold red"))
+            console.print(indented(reasons(dev), style="bold red"))
         if dev.findings:
             render_findings(console, dev)
         if dev.output:
             console.print(Panel(dev.output[-3000:], title=t("status." + dev.status.value), border_style="red"))
         return
     if dev.cases:
-        console.print(Text("  " + t("report.tolerance", atol=f"{part.atol:g}", rtol=f"{part.rtol:g}"), style="dim"))
+        console.print(indented(t("report.tolerance", atol=f"{part.atol:g}", rtol=f"{part.rtol:g}"), style="dim"))
         console.print(cases_table(dev))
         render_checks(console, dev)
     if dev.findings:
         render_findings(console, dev)
     elif dev.tools is not None:
         style = "green" if dev.findings is not None else "yellow"
-        console.print(Text("  " + say(dev.tools), style=style))
+        console.print(indented(say(dev.tools), style=style))
     if dev.repeats > 1 and dev.device != "sim":
-        console.print(Text("  " + t("report.repeats", n=dev.repeats), style="dim"))
+        console.print(indented(t("report.repeats", n=dev.repeats), style="dim"))
     if dev.device == "sim" and dev.cases:
-        console.print(Text("  " + t("report.sim_orders"), style="dim"))
+        console.print(indented(t("report.sim_orders"), style="dim"))
     if dev.reasons:
-        console.print(Text("  " + reasons(dev), style="bold red"))
-    failing = next((c for c in dev.cases if c.ran and not c.passed), None)
+        console.print(indented(reasons(dev), style="bold red"))
+    failing = first_failing(dev)
     if failing is not None:
         render_case_detail(console, failing)
+
+
+def first_failing(dev: DeviceResult) -> CaseResult | None:
+    return next((c for c in dev.cases if c.ran and not c.passed), None)
 
 
 def case_name(case: CaseResult) -> str:
@@ -184,10 +233,12 @@ def case_name(case: CaseResult) -> str:
 
 
 def cases_table(dev: DeviceResult) -> Table:
+    """One row per case and output. Case names and output names wrap; figures and
+    counts never wrap and are never cut."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
-    table.add_column(t("report.col.case"), no_wrap=True, overflow="ellipsis", max_width=28)
+    table.add_column(t("report.col.case"), overflow="fold", ratio=1, min_width=10)
     table.add_column(t("report.col.status"), no_wrap=True)
-    table.add_column(t("report.col.output"), no_wrap=True, overflow="ellipsis", max_width=14)
+    table.add_column(t("report.col.output"), overflow="fold", max_width=16)
     table.add_column(t("report.col.max_abs"), justify="right", no_wrap=True)
     table.add_column(t("report.col.max_rel"), justify="right", no_wrap=True)
     table.add_column(t("report.col.mismatches"), justify="right", no_wrap=True)
@@ -218,13 +269,13 @@ def render_checks(console: Console, dev: DeviceResult) -> None:
                 if text not in labels_ok:
                     labels_ok.append(text)
             else:
-                console.print(Text(f"  ✘ {case_name(case)}: {text} ({pick(detail)})", style="red"))
+                console.print(indented(f"✘ {case_name(case)}: {text} ({pick(detail)})", style="red"))
     if labels_ok:
-        console.print(Text("  " + t("report.checks_passed", checks=", ".join(labels_ok)), style="green"))
+        console.print(indented(t("report.checks_passed", checks=", ".join(labels_ok)), style="green"))
     if any(c.nondeterministic for c in dev.cases):
-        console.print(Text("  ⚡ " + t("report.race"), style="bold red"))
+        console.print(indented("⚡ " + t("report.race"), style="bold red"))
     if any(c.order_dependent for c in dev.cases):
-        console.print(Text("  ⚡ " + t("report.order"), style="bold red"))
+        console.print(indented("⚡ " + t("report.order"), style="bold red"))
 
 
 def _error_cell(value: float | None, out: OutputCheck) -> Text:
@@ -236,25 +287,25 @@ def _error_cell(value: float | None, out: OutputCheck) -> Text:
 
 def render_findings(console: Console, dev: DeviceResult) -> None:
     title = t("report.findings_sim") if dev.device == "sim" else t("report.findings_tool")
-    console.print(Text("  " + title, style="bold red"))
+    console.print(indented(title, style="bold red"))
+    names = {c.name: case_name(c) for c in dev.cases}
     for f in dev.findings or []:
-        console.print(finding_line(f), overflow="fold")
+        console.print(finding_line(f, names))
     if dev.tools is not None and dev.device != "sim":
-        console.print(Text("  " + say(dev.tools), style="dim"))
+        console.print(indented(say(dev.tools), style="dim"))
 
 
-def finding_line(f: Finding) -> Text:
-    """A finding, then where: each line of the learner's code it names, with its text
-    (a race names two), then the kernel, the case and how many threads did the same."""
-    text = Text("   ✘ ", style="red")
-    text.append(f.message.text(), style="red")
+def finding_places(f: Finding) -> list[tuple[str, int, str]]:
+    """Each line of the learner's code a finding names, with its text: a race names two."""
     places = [(f.file, f.line, f.source)] if f.file and f.line else []
     if f.other_file and f.other_line and (f.other_file, f.other_line) != (f.file, f.line):
         places.append((f.other_file, f.other_line, f.other_source))
-    for file, line, source in places:
-        text.append(f"\n     {file}:{line}", style="bold")
-        if source:
-            text.append(f"  │ {source}")
+    return places
+
+
+def finding_where(f: Finding, case_names: dict[str, str] | None = None) -> str:
+    """Where a finding was seen, besides its lines: the tool, kernel, case (by its name in
+    the learner's language where the cases are known) and how often."""
     where = []
     if f.tool not in ("sim", "graph"):
         where.append(f.tool)
@@ -263,60 +314,148 @@ def finding_line(f: Finding) -> Text:
     if f.file and not f.line:
         where.append(f.file)
     if f.case:
-        where.append(t("report.in_case", case=f.case))
+        where.append(t("report.in_case", case=(case_names or {}).get(f.case, f.case)))
     if f.count > 1:
         where.append(t("report.seen_times", n=f.count) if f.tool == "sim" else f"×{f.count}")
+    return " · ".join(where)
+
+
+def finding_line(f: Finding, case_names: dict[str, str] | None = None) -> Padding:
+    """A finding, then the lines it names, then where it was seen: each line wrapping
+    under its own start."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(Text("✘", style="red"), Text(f.message.text(), style="red"))
+    for file, line, source in finding_places(f):
+        place = Text(f"{file}:{line}", style="bold")
+        if source:
+            place.append(f"  │ {source}")
+        grid.add_row("", place)
+    where = finding_where(f, case_names)
     if where:
-        text.append("\n     " + " · ".join(where), style="dim")
+        grid.add_row("", Text(where, style="dim"))
     if f.detail:
-        text.append("\n     " + f.detail, style="dim")
-    return text
+        grid.add_row("", Text(f.detail, style="dim"))
+    return Padding(grid, (0, 0, 0, 3), expand=False)
 
 
-def error_map(out: OutputCheck) -> Text:
-    """One cell per element (or per run of elements): where the errors are, at a glance."""
+# ---------------------------------------------------------------------------
+# The first failing case: where the errors are, and who wrote them
+# ---------------------------------------------------------------------------
+
+
+def map_legend() -> Text:
     text = Text()
-    per_cell = max(1, -(-out.size // len(out.error_map))) if out.error_map else 1
-    for row in range(0, len(out.error_map), MAP_WIDTH):
-        text.append(f"  {row * per_cell:>6} ", style="dim")
-        for cell in out.error_map[row:row + MAP_WIDTH]:
-            glyph, style = CELL[cell]
-            text.append(glyph + " ", style=style)
-        text.append("\n")
-    text.append("         ")
-    for (glyph, style), key in zip(CELL, ("ok", "close", "wrong", "nan")):
+    for (glyph, style), key in zip(CELL, CELL_KEYS):
         text.append(glyph, style=style)
-        text.append(" " + t("report.map." + key) + "  ", style="dim")
-    if per_cell > 1:
-        text.append("\n         " + t("report.map.per_cell", n=per_cell), style="dim")
+        text.append(" " + t("report.map." + key) + "   ", style="dim")
+    text.rstrip()
     return text
+
+
+def _cells(out: OutputCheck) -> tuple[list[int], list[int]]:
+    shape = out.map_shape or [len(out.error_map)]
+    step = out.map_step or [1] * len(shape)
+    return shape, step
+
+
+def _row_label(out: OutputCheck, row: int) -> str:
+    """A matrix row's index; for more dimensions, the indexes before the last one."""
+    if len(out.shape) <= 2:
+        return str(row)
+    index, rest = [], row
+    for size in reversed(out.shape[:-1]):
+        rest, i = divmod(rest, size)
+        index.append(str(i))
+    return ",".join(reversed(index))
+
+
+def error_map(out: OutputCheck) -> Group:
+    """Where the errors are, at a glance: one glyph per element (or per run or block of
+    elements), a matrix drawn as a matrix with its row and column numbers."""
+    shape, step = _cells(out)
+    lines: list[RenderableType] = []
+    if len(shape) == 2:
+        rows, cols = shape
+        labels = [_row_label(out, r * step[0]) for r in range(rows)]
+        gutter = max(len(x) for x in labels) + 4
+        lines.append(indented(t("report.map.axes", output=out.name), style="dim"))
+        head = Text(" " * gutter, style="dim")
+        for c in range(0, cols, 4):
+            head.append(f"{c * step[1]:<8}", style="dim")
+        head.rstrip()
+        lines.append(head)
+        for r in range(rows):
+            text = Text(f"  {labels[r]:>{gutter - 3}} ", style="dim")
+            for cell in out.error_map[r * cols:(r + 1) * cols]:
+                glyph, style = CELL[cell]
+                text.append(glyph + " ", style=style)
+            text.rstrip()
+            lines.append(text)
+        many = step[0] > 1 or step[1] > 1
+        per_cell = t("report.map.per_block", rows=step[0], cols=step[1]) if many else ""
+    else:
+        per = step[0]
+        for row in range(0, len(out.error_map), MAP_WIDTH):
+            text = Text(f"  {row * per:>6} ", style="dim")
+            for cell in out.error_map[row:row + MAP_WIDTH]:
+                glyph, style = CELL[cell]
+                text.append(glyph + " ", style=style)
+            text.rstrip()
+            lines.append(text)
+        per_cell = t("report.map.per_cell", n=per) if per > 1 else ""
+    lines.append(indented(map_legend(), 2))
+    if per_cell:
+        lines.append(indented(per_cell, style="dim"))
+    return Group(*lines)
+
+
+def element(index: int, shape: list[int]) -> str:
+    """A flat index as the learner indexes the output: [i], or [row, col]."""
+    if len(shape) < 2:
+        return f"[{index}]"
+    parts, rest = [], index
+    for size in reversed(shape):
+        rest, i = divmod(rest, size)
+        parts.append(str(i))
+    return "[" + ", ".join(reversed(parts)) + "]"
 
 
 def render_case_detail(console: Console, case: CaseResult) -> None:
     for out in case.outputs:
         if out.passed:
             continue
-        console.print(Text.assemble(("  " + t("report.first_failure", case=case_name(case), output=out.name), "bold"),
-                                    ("  " + t("report.shape", shape="×".join(map(str, out.shape))), "dim")))
+        console.print(indented(Text.assemble(
+            (t("report.first_failure", case=case_name(case), output=out.name), "bold"),
+            ("  " + t("report.shape", shape="×".join(map(str, out.shape))), "dim"))))
         if out.nan_count or out.inf_count:
             key = "report.nan_written" if _nan_written(out, case.picture) else "report.nan_inf"
-            console.print(Text("  " + t(key, nan=out.nan_count, inf=out.inf_count), style="magenta"))
+            console.print(indented(t(key, nan=out.nan_count, inf=out.inf_count), style="magenta"))
         console.print(error_map(out))
-        values = Table(box=None, pad_edge=False)
-        values.add_column(t("report.col.index"), justify="right", style="dim")
-        values.add_column(t("report.col.got"), justify="right")
-        values.add_column(t("report.col.expected"), justify="right")
-        bad = {i for i, _, _ in out.first_wrong}
-        shown = list(enumerate(zip(out.first_got, out.first_expected)))
-        later = [(i, (g, e)) for i, g, e in out.first_wrong if i >= len(shown)]
-        for number, (i, (g, e)) in enumerate(shown + later):
-            if number == len(shown):
-                values.add_row("…", "", "")
-            values.add_row(str(i), Text(f"{g:.6g}", style="red" if i in bad else ""), f"{e:.6g}")
-        console.print(values)
+        console.print(values_table(out))
         if case.picture:
             render_picture(console, case.picture, out)
         return  # one output in detail is enough; the table lists the rest
+
+
+def values_table(out: OutputCheck) -> Padding:
+    """The first values, then the first wrong ones, each with its element as [i] or [row, col]."""
+    values = Table(box=None, pad_edge=False)
+    values.add_column(t("report.col.element"), justify="right", style="dim", no_wrap=True)
+    values.add_column(t("report.col.got"), justify="right", no_wrap=True)
+    values.add_column(t("report.col.expected"), justify="right", no_wrap=True)
+    bad = {i for i, _, _ in out.first_wrong}
+    shown = list(enumerate(zip(out.first_got, out.first_expected)))
+    later = [(i, (g, e)) for i, g, e in out.first_wrong if i >= len(shown)]
+    for number, (i, (g, e)) in enumerate(shown + later):
+        if number == len(shown):
+            values.add_row("…", "", "")
+        got = Text(f"{g:.6g}", style="red" if i in bad else "")
+        if i in bad:
+            got.append(" ✘", style="red")
+        values.add_row(f"{out.name}{element(i, out.shape)}", got, f"{e:.6g}")
+    return Padding(values, (0, 0, 0, 2), expand=False)
 
 
 def _nan_written(out: OutputCheck, picture: Picture | None) -> bool:
@@ -332,7 +471,8 @@ def _nan_written(out: OutputCheck, picture: Picture | None) -> bool:
 
 
 def _thread_label(thread_id: int, picture: Picture) -> str:
-    """A simulator writer id (block * threads + thread) as the learner names it."""
+    """A simulator writer id (block * threads + thread) as the learner names it:
+    thread_idx.x, or x,y; with several blocks, the block's the same way, then ':'."""
     if thread_id < 0:
         return "·"
     per_block = picture.block[0] * picture.block[1] * picture.block[2]
@@ -346,44 +486,139 @@ def _thread_label(thread_id: int, picture: Picture) -> str:
     return label
 
 
+def picture_legend(picture: Picture, matrix: bool) -> str:
+    """What a cell of the picture says, in words: which axis is which, and how a thread is named."""
+    blocks = picture.grid[0] * picture.grid[1] * picture.grid[2] > 1
+    who = "report.picture_who_xy" if picture.block[1] > 1 else "report.picture_who_x"
+    parts = [t("report.picture_cells_matrix")] if matrix else []
+    parts.append(t(who + ("_blocks" if blocks else "")))
+    parts.append(t("report.picture_marks"))
+    return " ".join(parts)
+
+
 def render_picture(console: Console, picture: Picture, out: OutputCheck) -> None:
     """Which simulated thread wrote each element of the failing output (and of
     the first block's shared memory): a wrong element next to its writer."""
     if out.name not in picture.outputs:
         return
     shape, ids = picture.outputs[out.name]
-    console.print(Text("  " + t("report.picture", output=out.name), style="bold"))
-    console.print(Text("  " + t("report.picture_legend"), style="dim"))
-    console.print(_grid(shape, ids, picture, out.error_map if len(out.error_map) == len(ids) else None))
+    console.print(indented(t("report.picture", output=out.name), style="bold"))
+    console.print(indented(picture_legend(picture, len(shape) >= 2), style="dim"))
+    wrong = out.error_map if len(out.error_map) == len(ids) else None
+    console.print(_grid(shape, ids, picture, wrong, console.width))
     for alloc, shared_ids in picture.shared:
         name, shape = picture.shared_names.get(alloc, ""), picture.shared_shapes.get(alloc, [len(shared_ids)])
         title = t("report.picture_shared_named", name=name) if name else t("report.picture_shared", n=alloc + 1)
-        console.print(Text("  " + title, style="bold"))
-        console.print(_grid(shape, shared_ids, picture, None))
+        console.print(indented(title, style="bold"))
+        console.print(_grid(shape, shared_ids, picture, None, console.width))
 
 
-def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] | None) -> Text:
-    cols = shape[-1] if len(shape) >= 2 else PICTURE_COLUMNS
-    rows = len(ids) // cols if len(shape) >= 2 else -(-len(ids) // cols)
-    shown_cols = min(cols, PICTURE_COLUMNS)
+def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] | None, width: int) -> Text:
+    """The writers laid out as the buffer is: a matrix by rows and columns (numbered), a
+    vector in rows of as many cells as fit. Columns that don't fit are said, not hidden."""
     labels = [_thread_label(i, picture) for i in ids]
-    width = max([len(x) for x in labels] + [1])
+    marked = cells is not None and any(c >= 2 and i >= 0 for c, i in zip(cells, ids))
+    cell = max([len(x) for x in labels] + [1]) + (1 if marked else 0)  # a wrong value's writer gets a "!"
+    matrix = len(shape) >= 2
+    cols = shape[-1] if matrix else len(ids)
+    rows = len(ids) // cols if matrix else 1
+    gutter = 8
+    fit = max(1, (width - gutter) // (cell + 1))
+    if not matrix:  # a vector: rows of `fit` cells, each row labelled with its first index
+        cols, rows = fit, -(-len(ids) // fit)
+    shown = min(cols, fit)
     text = Text()
-    for r in range(min(rows, 16)):
-        text.append(f"  {r * cols:>5} ", style="dim")
-        for c in range(shown_cols):
+    if matrix:
+        text.append(" " * gutter, style="dim")
+        for c in range(shown):
+            text.append(f"{c:>{cell}} ", style="dim")
+        text.rstrip()
+        text.append("\n")
+    for r in range(min(rows, PICTURE_ROWS)):
+        text.append(f"  {r if matrix else r * cols:>5} ", style="dim")
+        for c in range(shown):
             k = r * cols + c
             if k >= len(ids):
                 break
-            style = "magenta" if ids[k] < 0 else ("red" if cells and cells[k] >= 2 else "")
-            text.append(labels[k].rjust(width) + " ", style=style)
-        if shown_cols < cols:
-            text.append("…", style="dim")
+            bad = cells is not None and cells[k] >= 2 and ids[k] >= 0
+            style = "magenta" if ids[k] < 0 else ("red" if bad else "")
+            text.append((labels[k] + ("!" if bad else "")).rjust(cell) + " ", style=style)
+        text.rstrip()
         text.append("\n")
-    if rows > 16:
-        text.append("        …\n", style="dim")
+    notes = []
+    if matrix and shown < cols:
+        notes.append(t("report.picture_columns", shown=shown, cols=cols))
+    if rows > PICTURE_ROWS:
+        notes.append(t("report.picture_rows", shown=PICTURE_ROWS, rows=rows))
+    if notes:
+        text.append("  " + " ".join(notes) + "\n", style="dim")
     text.rstrip()
     return text
+
+
+# ---------------------------------------------------------------------------
+# `workbook watch`: the compact view
+# ---------------------------------------------------------------------------
+
+
+def compact(result: PuzzleResult, title: str, files: list[str] | None = None) -> list[RenderableType]:
+    """What `watch` leads with, most important first (so a short terminal can drop the end):
+    the verdict, a line per device, the first compile error or the first finding with its
+    line, and the first wrong case with its first wrong element."""
+    shown: list[RenderableType] = [Text.assemble((f"{result.id}  ", "bold"), (title, "bold"), "   ",
+                                                 badge(result.status))]
+    if result.status == Status.NOT_STARTED:
+        return [*shown, not_started(result, files)]
+    if result.problem:
+        shown.append(Text(say(result.problem), style="bold red"))
+    if result.diagnostics:
+        diag = result.diagnostics[0]
+        where = Table.grid(padding=(0, 1))
+        where.add_column(no_wrap=True)
+        where.add_column(ratio=1, overflow="fold")
+        where.add_row(Text(f"{diag.file}:{diag.line}:{diag.column}:", style="bold"),
+                      Text(diag.message, style="red"))
+        shown.append(where)
+        for extra in (diag.explanation, diag.hint):
+            if extra:
+                shown.append(indented(Text("→ " + say(extra), style="yellow"), 2))
+        if diag.source:
+            shown.append(source_excerpt(Diagnostic(diag.file, diag.line, diag.column, diag.message,
+                                                   [s for s in diag.source if s[0] == diag.line])))
+    elif result.compiler_output:
+        shown.append(Text("\n".join(result.compiler_output.splitlines()[-4:]), style="red"))
+    many = len(result.parts) > 1
+    for part in result.parts:
+        for dev in [*sorted(part.kernels.values(), key=lambda d: DEVICE_ORDER.index(d.device)
+                            if d.device in DEVICE_ORDER else 9), *part.graph.values()]:
+            line = device_line(dev, "graph" if dev in part.graph.values() else "kernels")
+            shown.append(Text.assemble((f"{part.id} · ", "dim"), line) if many else line)
+    devices = [d for part in result.parts for d in part.all_devices()]
+    finding = next((f for d in devices for f in d.findings or []), None)
+    if finding is not None:
+        names = {c.name: case_name(c) for d in devices for c in d.cases}
+        shown.append(finding_line(finding, names))
+    failing = next(((d, c) for d in devices for c in d.cases if c.ran and not c.passed), None)
+    if failing is not None:
+        shown += first_wrong(*failing)
+    return shown
+
+
+def first_wrong(dev: DeviceResult, case: CaseResult) -> list[RenderableType]:
+    """The first failing case in two lines: which output, how many wrong, the first of them."""
+    out = next((o for o in case.outputs if not o.passed), None)
+    if out is None:
+        check = next(((pick(label), pick(detail)) for label, ok, detail in case.invariants if not ok), None)
+        what = f"{check[0]} ({check[1]})" if check else (t("report.order") if case.order_dependent else
+                                                          t("report.race"))
+        return [indented(f"✘ {case_name(case)}: {what}", style="red")]
+    lines: list[RenderableType] = [indented(Text(t("report.compact.case", case=case_name(case), output=out.name,
+                                                   wrong=out.mismatches, size=out.size), style="bold"))]
+    if out.first_wrong:
+        index, got, expected = out.first_wrong[0]
+        lines.append(indented(t("report.compact.element", element=out.name + element(index, out.shape),
+                                got=f"{got:.6g}", expected=f"{expected:.6g}"), 4, style="red"))
+    return lines
 
 
 # ---------------------------------------------------------------------------
@@ -395,7 +630,9 @@ def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
     """The terse table of `workbook check`: one line per puzzle, even at 80 columns."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     table.add_column(t("report.col.puzzle"), no_wrap=True)
-    table.add_column(t("report.col.title"), no_wrap=True, overflow="ellipsis", ratio=1)
+    # The only column that gives way at 80 columns: its title is cut to one line, never the ids,
+    # verdicts or times (a column of no_wrap cells would make Rich shrink every column).
+    table.add_column(t("report.col.title"), ratio=1)
     table.add_column(t("report.col.status"), no_wrap=True)
     shown = [d for d in DEVICE_ORDER if any(d in r.device_statuses() for r in results)]
     for d in shown:
@@ -404,8 +641,8 @@ def summary_table(results: list[PuzzleResult], titles: dict[str, str]) -> Table:
     for r in results:
         devices = r.device_statuses()
         cells = [badge(devices[d], short=True) if d in devices else Text("·", style="dim") for d in shown]
-        table.add_row(r.id, Text(titles.get(r.id, r.title)), badge(r.status), *cells,
-                      t("report.cached_short") if r.cached else f"{r.seconds:.0f}s")
+        table.add_row(r.id, Text(titles.get(r.id, r.title), no_wrap=True, overflow="ellipsis"), badge(r.status),
+                      *cells, t("report.cached_short") if r.cached else f"{r.seconds:.0f}s")
     return table
 
 

@@ -70,6 +70,8 @@ class Diagnostic:
     source: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
     notes: list[str] = field(default_factory=list)
     hint: Msg | None = None  # what the workbook adds (an error in its launcher, say)
+    # A common mistake recognised: what caused it, naming the line (the compiler names the symptom).
+    explanation: Msg | None = None
 
 
 @dataclass
@@ -113,6 +115,11 @@ class OutputCheck:
     first_wrong: list[tuple[int, float, float]] = field(default_factory=list)
     # Per element: 0 ok, 1 close to the tolerance, 2 wrong, 3 NaN/Inf (for the error map).
     error_map: list[int] = field(default_factory=list)
+    # The map's own shape: [cells] for a vector, [rows, cols] for a matrix (an output of
+    # more dimensions is a matrix of its last one), and how many elements a cell stands
+    # for along each (the worst of them shown).
+    map_shape: list[int] = field(default_factory=list)
+    map_step: list[int] = field(default_factory=list)
 
 
 @dataclass

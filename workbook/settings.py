@@ -5,7 +5,7 @@ its effect. The README's "Settings" table lists the same names.
 
 | variable                      | default                        | what it changes                                     |
 |-------------------------------|--------------------------------|-----------------------------------------------------|
-| WORKBOOK_ROOT                 | the checkout above this package| the folder with puzzles/, solutions/, .workbook/    |
+| WORKBOOK_ROOT                 | found from the current folder  | the workspace (or checkout): puzzles/, .workbook/   |
 | WORKBOOK_CACHE                | $XDG_CACHE_HOME/workbook       | compiled puzzles, by content                        |
 | WORKBOOK_LANG                 | from LANG / LC_ALL             | en or ko                                            |
 | WORKBOOK_NO_GPU=1             | unset                          | behave as if there were no GPU                      |
@@ -60,10 +60,45 @@ def _seconds(name: str, default: float) -> float:
     return _number(name, default)
 
 
-def root() -> Path:
-    """The workbook folder: WORKBOOK_ROOT, else the checkout above this package."""
+WORKSPACE_MARKER = Path(".workbook") / "workspace.json"  # written by `workbook init`
+
+
+def is_checkout(folder: Path) -> bool:
+    """A clone of the workbook: its puzzles next to their solutions."""
+    return (folder / "puzzles" / "chapters.toml").is_file() and (folder / "solutions").is_dir()
+
+
+def curriculum() -> Path:
+    """Where the puzzles and solutions come from: the checkout this package sits in, or
+    the copy installed inside the package (pipx install, a wheel)."""
+    return PACKAGE.parent if is_checkout(PACKAGE.parent) else PACKAGE / "_curriculum"
+
+
+def find_root() -> Path | None:
+    """The learner's folder: WORKBOOK_ROOT; else, like git, the current folder or the
+    nearest one above it that is a workspace (`workbook init`) or a checkout; else the
+    checkout this package sits in; None when there is none."""
     env = os.environ.get("WORKBOOK_ROOT")
-    return Path(env).resolve() if env else PACKAGE.parent
+    if env:
+        return Path(env).resolve()
+    try:
+        here = Path.cwd().resolve()
+    except OSError:  # the current folder was removed
+        here = None
+    for folder in [here, *here.parents] if here else []:
+        if (folder / WORKSPACE_MARKER).is_file() or is_checkout(folder):
+            return folder
+    return PACKAGE.parent if is_checkout(PACKAGE.parent) else None
+
+
+def root() -> Path:
+    """The learner's folder (see find_root); outside any, a clear error that says how to make one."""
+    found = find_root()
+    if found is None:
+        from .i18n import WorkbookError
+
+        raise WorkbookError("workspace.none")
+    return found
 
 
 def shown(path: Path) -> str:
@@ -139,6 +174,17 @@ def max_cache_dir() -> Path:
 
 def language() -> str | None:
     return os.environ.get("WORKBOOK_LANG") or None
+
+
+def workspace_language() -> str | None:
+    """The language the workspace was made in (`workbook init`), if any."""
+    import json
+
+    found = find_root()
+    try:
+        return json.loads((found / WORKSPACE_MARKER).read_text(encoding="utf-8")).get("language") if found else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def locale_language() -> str:

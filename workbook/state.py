@@ -15,7 +15,6 @@ the verdict it was about is still shown.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import threading
@@ -46,12 +45,6 @@ class Progress(str, Enum):
         """Nothing more to do for it on this machine."""
         return self in (Progress.DONE, Progress.PASSED_SIM, Progress.PASSED_CPU, Progress.COMPILED)
 
-    @property
-    def credit(self) -> float:
-        """Its share of the progress bar: a pass without a GPU is half of one."""
-        return {Progress.DONE: 1.0, Progress.PASSED_SIM: 0.5, Progress.PASSED_CPU: 0.5,
-                Progress.COMPILED: 0.25}.get(self, 0.0)
-
 
 @dataclass
 class PuzzleState:
@@ -60,6 +53,7 @@ class PuzzleState:
     passed_at: str | None = None  # when it last passed
     last_run: str | None = None
     hints_shown: int = 0
+    solution_applied: str | None = None  # when `reveal --apply` put the solution in: a pass after it is not all theirs
 
     @property
     def progress(self) -> Progress:
@@ -202,18 +196,27 @@ def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> Msg | None
     return change(edit)
 
 
-def show_hints(puzzle_id: str, total: int, everything: bool) -> tuple[int, Msg | None]:
-    """Count the hints shown: the next one (or all). Returns how many the learner has now
-    seen (the one to show is the last of them) and why that could not be saved, if not."""
-    seen: list[int] = []
-
+def count_hint(puzzle_id: str, shown: int) -> Msg | None:
+    """Remember that the learner has now seen `shown` hints (never fewer than before: a hint
+    another command counted meanwhile stays counted)."""
     def edit(current: State) -> None:
         ps = current.of(puzzle_id)
-        ps.hints_shown = total if everything else min(ps.hints_shown + 1, total)
-        seen.append(ps.hints_shown)
+        ps.hints_shown = max(ps.hints_shown, shown)
 
-    problem = change(edit)
-    if not seen:  # not saved: what it would have been, from the file as it is
-        with contextlib.suppress(OSError):
-            edit(load())
-    return (seen[-1] if seen else 1), problem
+    return change(edit)
+
+
+def applied_solution(puzzle_id: str) -> Msg | None:
+    """Remember that the learner's files were replaced by the solution (`reveal --apply`)."""
+    def edit(current: State) -> None:
+        current.of(puzzle_id).solution_applied = now()
+
+    return change(edit)
+
+
+def initial(folder) -> None:
+    """An empty progress file in `folder` (a new workspace's .workbook/), unless one is there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "state.json"
+    if not path.exists():
+        path.write_text(json.dumps({"version": VERSION, "puzzles": {}}, indent=2), encoding="utf-8")

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import IO
 
 from rich.console import Console
+from rich.text import Text
 
 from . import build, catalog, engine, learner, report, state
-from .commands.common import Context
+from .commands.common import Context, learner_files
 from .commands.run import target_problem
 from .i18n import WorkbookError, pick, t
 from .processes import Cancelled, Children
@@ -71,6 +72,7 @@ class Watcher:
         self.last_digest: str | None = None
         self.quitting = False
         self.events: queue.Queue = queue.Queue()
+        self.shown: PuzzleResult | None = None  # the result on screen, for `d`
 
     @property
     def out(self) -> Console:
@@ -159,18 +161,44 @@ class Watcher:
                                          {d: s.value for d, s in result.device_statuses().items()}))
 
     def redraw(self, result: PuzzleResult, partial: bool = False) -> None:
+        """The compact view, cut to the terminal's height: the whole report is a key away."""
+        self.shown = result
         self.out.clear()
         self.out.print(t("watch.header", id=self.target, time=time.strftime("%H:%M:%S")), style="dim")
-        report.render_result(self.out, result, pick(self.puzzle.title))
+        after: list = []
         if partial:
-            self.out.print(t("watch.graph_next"), style="cyan")
+            after.append(Text(t("watch.graph_next"), style="cyan"))
         elif result.status in PASSING:
-            following = state.load().next_pending(catalog.all_puzzles(), after=self.puzzle.id)
-            if following is None:
-                self.out.print(t("watch.passed_last", id=self.puzzle.id), style="bold green")
-            else:
-                self.out.print(t("watch.passed", id=self.puzzle.id, next=following.id), style="bold green")
+            following = self.following()
+            after.append(Text(t("watch.passed_last", id=self.puzzle.id) if following is None else
+                              t("watch.passed", id=self.puzzle.id, next=following.id), style="bold green"))
+        status = [Text(t("watch.watching", id=self.target)), Text(t("watch.keys"))]
+        room = self.out.height - 3 - self._lines(*after, *status)  # the header, the rule, the prompt line
+        shown = []
+        for item in report.compact(result, pick(self.puzzle.title), learner_files(self.puzzle)):
+            height = self._lines(item)
+            if height > room:
+                break  # the rest is a key away (d)
+            shown.append(item)
+            room -= height
+        for item in [*shown, *after]:
+            self.out.print(item)
         self.status_line()
+
+    def _lines(self, *items) -> int:
+        return sum(len(self.out.render_lines(item, self.out.options, pad=False)) for item in items)
+
+    def details(self) -> None:
+        """The whole report of the run shown last (`d`)."""
+        if self.shown is None:
+            return
+        report.render_result(self.out, self.shown, pick(self.puzzle.title), learner_files(self.puzzle))
+        self.status_line()
+
+    def following(self) -> catalog.Puzzle | None:
+        """The first puzzle in course order not finished here, other than this one."""
+        others = [p for p in catalog.all_puzzles() if p.id != self.puzzle.id]
+        return state.load().next_pending(others)
 
     def status_line(self) -> None:
         self.out.rule(style="dim")
@@ -193,8 +221,10 @@ class Watcher:
                 hint.main(self.ctx, puzzle=self.target)
             except WorkbookError as exc:
                 self.out.print(exc.msg.text(), style="red")
+        elif key == "d":
+            self.details()
         elif key == "n":
-            following = state.load().next_pending(catalog.all_puzzles(), after=self.puzzle.id)
+            following = self.following()
             if following is None:
                 self.out.print(t("watch.no_next"), style="yellow")
                 return

@@ -22,32 +22,47 @@ from rich.console import Console
 from rich.text import Text
 
 REPO = Path(__file__).resolve().parents[2]
-WIDTH = 110
+WIDTH = 80  # every view is made for an 80-column terminal first
+WRONG = REPO / "tests" / "wrong"
 
-# (name, setup, command): setup puts files in place before the command runs.
+# (name, setup, command): setup puts files in place before the command runs:
+# (puzzle, a folder laid over its learner files, or "solution" for the reference solution).
 VIEWS = [
+    ("help", None, ["--help"]),
     ("list", None, ["list"]),
     ("show", None, ["show", "p18"]),
     ("hint", None, ["hint", "p18"]),
-    ("run-fail", "skips_last", ["run", "p18", "--seed", "3"]),
-    ("run-compile-error", "syntax_error", ["run", "p18"]),
-    ("run-pass", "solution", ["run", "p18", "--seed", "3"]),
+    ("run-fail", ("p18", WRONG / "p18" / "skips_last"), ["run", "p18", "--seed", "3"]),
+    ("run-fail-2d", ("p07", WRONG / "p07" / "forgets_block_row"), ["run", "p07", "--seed", "3", "--quick"]),
+    ("run-compile-error", ("p18", WRONG / "p18" / "syntax_error"), ["run", "p18"]),
+    ("run-explained", ("p12", REPO / "tests" / "data" / "compile_errors" / "int_accumulator.mojo"),
+     ["run", "p12", "--quick"]),
+    ("run-pass", ("p18", "solution"), ["run", "p18", "--seed", "3"]),
     ("check", None, ["check", "--all", "--solutions", "--seed", "3"]),
 ]
 
 
-def prepare(root: Path, setup: str | None) -> None:
+def prepare(root: Path, setup) -> None:
     shutil.rmtree(root, ignore_errors=True)
     for name in ("puzzles", "solutions"):
         shutil.copytree(REPO / name, root / name)
-    if setup:
-        shutil.copytree(REPO / "solutions/p18", root / "puzzles/p18", dirs_exist_ok=True)
-    if setup and setup != "solution":
-        shutil.copytree(REPO / "tests/wrong/p18" / setup, root / "puzzles/p18", dirs_exist_ok=True)
+    if setup is None:
+        return
+    puzzle, over = setup
+    shutil.copytree(REPO / "solutions" / puzzle, root / "puzzles" / puzzle, dirs_exist_ok=True)
+    if over == "solution":
+        return
+    if over.is_file():  # one learner file, whole
+        learner = next((root / "puzzles" / puzzle).glob(over.suffix and f"*{over.suffix}"))
+        shutil.copyfile(over, learner)
+    else:
+        shutil.copytree(over, root / "puzzles" / puzzle, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("wrong.toml"))
 
 
 def capture(root: Path, lang: str, args: list[str]) -> str:
-    env = dict(os.environ, WORKBOOK_ROOT=str(root), FORCE_COLOR="1", COLUMNS=str(WIDTH), TERM="xterm-256color")
+    env = dict(os.environ, WORKBOOK_ROOT=str(root), FORCE_COLOR="1", COLUMNS=str(WIDTH), TERM="xterm-256color",
+               WORKBOOK_NO_PROGRESS="1", PAGER="cat")
     out = subprocess.run([sys.executable, "-m", "workbook", "--lang", lang, *args],
                          capture_output=True, text=True, env=env, cwd=REPO)
     return out.stdout + out.stderr

@@ -78,8 +78,8 @@ def scan_blocks[size: Int, blocks: Int](
     totals: TileTensor[mut=True, dtype, Vector[blocks], MutAnyOrigin],
     a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
 ):
-    """Kernel 1: every block scans its own TPB elements, as scan_block does,
-    and writes the sum of its elements to totals[block]."""
+    # Kernel 1: every block scans its own TPB elements, as scan_block does,
+    # and writes the sum of its elements to totals[block].
     var local_i = thread_idx.x
     var global_i = block_idx.x * TPB + local_i
     var shared = stack_allocation[
@@ -97,8 +97,8 @@ def add_block_offsets[size: Int, blocks: Int](
     output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
     totals: TileTensor[mut=True, dtype, Vector[blocks], MutAnyOrigin],
 ):
-    """Kernel 2, launched after scan_blocks has finished in every block:
-    block b adds totals[0] + ... + totals[b-1] to each of its elements."""
+    # Kernel 2, launched after scan_blocks has finished in every block:
+    # block b adds totals[0] + ... + totals[b-1] to each of its elements.
     var local_i = thread_idx.x
     var global_i = block_idx.x * TPB + local_i
     # One float the whole block shares: the offset of this block.

@@ -1,8 +1,7 @@
-"""Puzzle 18, part 3: call the softmax op from Python through a MAX graph.
-
-A MAX graph describes a computation; `session.load` compiles it for one
-device, and the workbook then runs the compiled model on its test inputs.
-"""
+# Puzzle 18, part 3: call the softmax op from Python through a MAX graph.
+#
+# A MAX graph describes a computation; `session.load` compiles it for one
+# device, and the workbook then runs the compiled model on its test inputs.
 
 from pathlib import Path
 
@@ -13,8 +12,8 @@ from max.graph import DeviceRef, Graph, TensorType, ops
 
 
 def load(session: InferenceSession, device: Device, kernels: Path, *, size: int) -> Model:
-    """Build a graph that applies our "softmax" op to one float32 vector, and
-    compile it in `session` for `device`."""
+    # Build a graph that applies our "softmax" op to one float32 vector, and
+    # compile it in `session` for `device`.
     where = DeviceRef.from_device(device)
     vector = TensorType(DType.float32, shape=[size], device=where)
     with Graph("softmax", input_types=[vector], custom_extensions=[kernels]) as graph:

@@ -11,6 +11,18 @@
 #     thread      0      1      2      3
 #                 |      |      |      |
 #     output  [ 1.25 | -3.0 | 13.0 |  3.0 ]
+#ko 퍼즐 2: zip. 벡터 둘이 들어가 하나가 나옵니다. 여전히 원소마다 스레드 하나.
+#ko
+#ko 워크북은 스레드가 정확히 `size`개인 블록 하나로 `add_vectors`를
+#ko 실행합니다. 스레드 i는 두 입력의 원소 i를 읽어 출력의 원소 i에 씁니다.
+#ko 두 입력을 나란히 따라가는 모습이 지퍼의 양쪽과 닮았습니다.
+#ko
+#ko     a       [  1.0 |  2.0 |  3.0 |  4.0 ]
+#ko     b       [ 0.25 | -5.0 | 10.0 | -1.0 ]
+#ko                 |      |      |      |
+#ko     스레드      0      1      2      3
+#ko                 |      |      |      |
+#ko     output  [ 1.25 | -3.0 | 13.0 |  3.0 ]
 
 from max.gpu import thread_idx
 from layout import TileTensor
@@ -18,6 +30,7 @@ from layout.tile_layout import row_major
 
 comptime dtype = DType.float32
 # The type of a vector of n values laid out one after another.
+#ko 값 n개가 차례로 놓인 벡터의 타입.
 comptime Vector[n: Int] = type_of(row_major[n]())
 
 
@@ -28,6 +41,8 @@ def add_vectors[size: Int](
 ):
     # FILL IN: this thread's element of `output` is the sum of its elements
     # of `a` and `b`. All three use the same index. (2 lines)
+    #ko FILL IN: 이 스레드가 맡은 `output` 원소는 `a`와 `b`에서 같은 자리에 있는
+    #ko 두 원소의 합입니다. 세 텐서 모두 같은 인덱스를 씁니다. (2줄)
     #| pass
     var i = thread_idx.x
     output[i] = a[i] + b[i]

@@ -11,18 +11,20 @@ from rich.text import Text
 
 from .. import backups, catalog, curriculum, exitcodes, skeleton
 from ..backups import relative
-from ..i18n import t
+from ..i18n import language, t
 from ..results import document
 from .common import Context, resolve
 
 
 def sync(ctx: Context, *, puzzles: list[str]) -> int:
+    """Write each skeleton in the current language (the committed ones are English:
+    `--lang en author sync`)."""
     chosen = [resolve(p)[0] for p in puzzles] if puzzles else catalog.all_puzzles()
     for puzzle in chosen:
         changed = {}
         for name, learner, solution in zip(puzzle.edit, puzzle.learner_files(), puzzle.solution_files()):
-            text = skeleton.skeleton_of(solution)
-            if not skeleton.is_skeleton(learner, text):
+            text = skeleton.skeleton_of(solution, language())
+            if not (learner.exists() and learner.read_text(encoding="utf-8") == text):
                 changed[name] = text
                 ctx.out.print(t("author.wrote", file=relative(learner)))
         if changed:  # the files replaced are kept, like every other command that writes

@@ -60,6 +60,13 @@ def require_learner_files(puzzle: catalog.Puzzle) -> None:
     learner.require(puzzle)
 
 
+def learner_files(puzzle: catalog.Puzzle) -> list[str]:
+    """The learner's files as the learner finds them: relative to the workspace."""
+    from ..backups import relative
+
+    return [relative(path) for path in puzzle.learner_files()]
+
+
 def title(puzzle: catalog.Puzzle) -> str:
     return pick(puzzle.title)
 

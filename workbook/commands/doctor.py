@@ -8,7 +8,7 @@ import sys
 from rich.table import Table
 
 from .. import catalog, exitcodes, gating, sanitizer, settings, toolchain
-from ..i18n import t
+from ..i18n import WorkbookError, t
 from ..results import document
 from .common import Context
 
@@ -63,7 +63,9 @@ def main(ctx: Context) -> int:
             problems.append(t(fix))
     rows.append((t("doctor.cache"), _setting(settings.cache_dir, problems)))
     rows.append((t("doctor.max_cache"), str(settings.max_cache_dir())))
-    rows.append((t("doctor.root"), str(settings.root())))
+    found = settings.find_root()
+    rows.append((t("doctor.root"), str(found) if found else t("doctor.no_root")))
+    rows.append((t("doctor.curriculum"), str(settings.curriculum())))
     rows.append(("compute-sanitizer", str(sanitizer.locate() or t("doctor.missing"))))
     gated = []
     try:
@@ -76,8 +78,11 @@ def main(ctx: Context) -> int:
                 rows.append(("", gated[-1]))
     except catalog.CatalogError as exc:
         problems.append(exc.msg.text())
+    except WorkbookError:  # no workspace here: nothing to count, and not a problem of the toolchain
+        pass
     if ctx.as_json:
         ctx.json(document(versions=versions, gpu=gpu.name if gpu else None, target=target,
+                          root=str(found) if found else None, curriculum=str(settings.curriculum()),
                           sanitizer=str(sanitizer.locate() or ""), gated=gated, problems=problems,
                           ok=not problems))
         return exitcodes.TOOLCHAIN if problems else exitcodes.OK

@@ -1,4 +1,5 @@
-"""`workbook hint ID`: the next hint each time, gentle first; `--all` shows them all."""
+"""`workbook hint ID [N]`: the next hint each time, gentle first; `N` reads a hint shown
+before again; `--all` shows them all, after asking, since the last hints give the solution away."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 
 from .. import exitcodes, state
-from ..i18n import pick, t
-from .common import Context, load_state, resolve
+from ..i18n import WorkbookError, pick, t
+from .common import Context, confirm, load_state, resolve
 
 
-def main(ctx: Context, *, puzzle: str, show_all: bool = False, part: str | None = None) -> int:
+def main(ctx: Context, *, puzzle: str, number: int | None = None, show_all: bool = False, part: str | None = None,
+         yes: bool = False) -> int:
     chosen, named_part = resolve(puzzle)
     part = part or named_part
     if part:
@@ -19,14 +21,32 @@ def main(ctx: Context, *, puzzle: str, show_all: bool = False, part: str | None 
     if not hints:
         ctx.out.print(t("hint.none", id=chosen.id))
         return exitcodes.OK
-    load_state(ctx)  # says once if the progress file had to be rebuilt or repaired
-    seen, problem = state.show_hints(chosen.id, len(hints), show_all)
-    picked = list(enumerate(hints, 1)) if show_all else [(seen, hints[seen - 1])]
-    for number, h in picked:
-        label = t("hint.title", n=number, total=len(hints)) + (f" · {h['part']}" if h.get("part") else "")
+    seen = load_state(ctx).of(chosen.id).hints_shown
+    if number is not None:
+        if not 1 <= number <= len(hints):
+            raise WorkbookError("hint.no_such", id=chosen.id, n=number, total=len(hints))
+        if number > seen + 1:
+            raise WorkbookError("hint.not_yet", id=chosen.id, n=number, next=seen + 1)
+        picked = [(number, hints[number - 1])]
+        seen = max(seen, number)
+    elif show_all:
+        if seen < len(hints) and not confirm(ctx, t("hint.ask_all", id=chosen.id, n=len(hints) - seen), yes):
+            ctx.out.print(t("hint.all_cancelled", id=chosen.id))
+            return exitcodes.OK
+        picked = list(enumerate(hints, 1))
+        seen = len(hints)
+    else:
+        index = min(seen, len(hints) - 1)
+        picked = [(index + 1, hints[index])]
+        seen = min(seen + 1, len(hints))
+    problem = state.count_hint(chosen.id, seen)
+    for n, h in picked:
+        label = t("hint.title", n=n, total=len(hints)) + (f" · {h['part']}" if h.get("part") else "")
         ctx.out.print(Panel(Markdown(pick(h)), title=label, title_align="left", border_style="yellow"))
     if not show_all:
         left = len(hints) - seen
         ctx.out.print(t("hint.more", n=left, id=chosen.id) if left else t("hint.last", id=chosen.id), style="dim")
+        if seen > 1:
+            ctx.out.print(t("hint.again", id=chosen.id, seen=seen), style="dim")
     ctx.warn(problem)
     return exitcodes.OK

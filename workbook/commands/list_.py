@@ -22,11 +22,22 @@ LOOK = {
 }
 
 
-def label(progress: Progress, gated: bool) -> Text:
+def label(progress: Progress, gated: bool, applied: bool = False) -> Text:
     if gated:
         return Text("– " + t("list.cannot_run_here"), style="yellow")
     glyph, style = LOOK[progress]
-    return Text(f"{glyph} {t('progress.' + progress.value)}", style=style)
+    text = Text(f"{glyph} {t('progress.' + progress.value)}", style=style)
+    if applied:  # reveal --apply put the solution in: say so next to the verdict
+        text.append(" · " + t("list.solution_applied"), style="dim")
+    return text
+
+
+def counts(progresses: list[Progress]) -> tuple[int, int]:
+    """Passes on a GPU, and passes without one (the simulator, or the CPU): two counts,
+    not one number with a simulator pass as half a point."""
+    gpu = sum(p == Progress.DONE for p in progresses)
+    sim = sum(p in (Progress.PASSED_SIM, Progress.PASSED_CPU) for p in progresses)
+    return gpu, sim
 
 
 def main(ctx: Context) -> int:
@@ -37,34 +48,38 @@ def main(ctx: Context) -> int:
     if ctx.as_json:
         rows = [{"id": p.id, "chapter": p.chapter, "title": p.title["en"], "kind": p.kind,
                  "progress": current.of(p.id).progress.value, "hints_shown": current.of(p.id).hints_shown,
-                 "hints": len(p.hints), "gate": str(gating.gate(p, gpu) or "")} for p in puzzles]
-        ctx.json(document(puzzles=rows, gpu=gpu.name if gpu else None))
+                 "hints": len(p.hints), "solution_applied": current.of(p.id).solution_applied,
+                 "gate": str(gating.gate(p, gpu) or "")} for p in puzzles]
+        on_gpu, on_sim = counts([current.of(p.id).progress for p in puzzles])
+        ctx.json(document(puzzles=rows, gpu=gpu.name if gpu else None,
+                          passed={"gpu": on_gpu, "sim": on_sim, "total": len(puzzles)}))
         return exitcodes.OK
-    total = 0.0
     for number in sorted({p.chapter for p in puzzles}):
         members = [p for p in puzzles if p.chapter == number]
-        done = sum(current.of(p.id).progress.credit for p in members)
-        total += done
+        on_gpu, on_sim = counts([current.of(p.id).progress for p in members])
         name = pick(chapters[number].title) if number in chapters else ""
         head = Table.grid(padding=(0, 1), expand=True)
         head.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
         head.add_column(no_wrap=True)
         head.add_column(no_wrap=True, justify="right")
+        tally = Text.assemble(("✔", "bold green"), f"{on_gpu} ", ("◐", "cyan"), f"{on_sim} /{len(members)}")
         head.add_row(Text(t("list.chapter", n=number, title=name), style="bold"),
-                     ProgressBar(total=len(members), completed=done, width=16), f"{done:g}/{len(members)}")
+                     ProgressBar(total=len(members), completed=on_gpu + on_sim, width=16), tally)
         ctx.out.print(head)
         table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1), expand=True)
         table.add_column(style="bold", no_wrap=True)
-        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        table.add_column(overflow="fold", ratio=1)  # a long title wraps: nothing is cut
         table.add_column(no_wrap=True)
         table.add_column(justify="right", no_wrap=True)
         for puzzle in members:
             ps = current.of(puzzle.id)
             gated = gating.gate(puzzle, gpu) is not None
-            table.add_row("  " + puzzle.id, Text(title(puzzle)), label(ps.progress, gated),
+            table.add_row("  " + puzzle.id, Text(title(puzzle)), label(ps.progress, gated, bool(ps.solution_applied)),
                           t("list.hints", shown=ps.hints_shown, total=len(puzzle.hints)))
         ctx.out.print(table)
-    ctx.out.print(t("list.progress", done=f"{total:g}", total=len(puzzles)))
+    on_gpu, on_sim = counts([current.of(p.id).progress for p in puzzles])
+    ctx.out.print(Text.assemble(("✔ ", "bold green"), t("list.passed_gpu", n=on_gpu, total=len(puzzles)), "   ",
+                                ("◐ ", "cyan"), t("list.passed_sim", n=on_sim, total=len(puzzles))))
     if gpu is None:
         ctx.out.print(t("list.no_gpu"), style="dim")
     return exitcodes.OK

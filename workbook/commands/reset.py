@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import backups, exitcodes, skeleton
-from ..i18n import t
+from ..i18n import language, t
 from .common import Context, confirm, replace_files, resolve
 
 
@@ -12,7 +12,7 @@ def main(ctx: Context, *, puzzle: str, yes: bool = False) -> int:
     if not confirm(ctx, t("reset.ask", id=chosen.id), yes):
         ctx.out.print(t("reset.cancelled"))
         return exitcodes.OK
-    fresh = {name: skeleton.skeleton_of(path) for name, path in zip(chosen.edit, chosen.solution_files())}
+    fresh = {name: skeleton.skeleton_of(path, language()) for name, path in zip(chosen.edit, chosen.solution_files())}
     backup = replace_files(chosen, fresh, "reset")
     ctx.out.print(t("reset.done", id=chosen.id, backup=backups.relative(backup.dir)))
     return exitcodes.OK

@@ -7,14 +7,14 @@ import difflib
 
 from rich.syntax import Syntax
 
-from .. import backups, exitcodes, learner, skeleton
-from ..i18n import WorkbookError, t
+from .. import backups, exitcodes, learner, skeleton, state
+from ..i18n import WorkbookError, language, t
 from .common import Context, confirm, replace_files, resolve
 
 
 def solution_text(path) -> str:
     try:
-        return skeleton.clean_solution(learner.read_bytes(path).decode("utf-8"))
+        return skeleton.clean_solution(learner.read_bytes(path).decode("utf-8"), language())
     except (OSError, UnicodeDecodeError):
         raise WorkbookError("reveal.missing", path=backups.relative(path)) from None
 
@@ -48,6 +48,7 @@ def main(ctx: Context, *, puzzle: str, yes: bool = False, apply: bool = False) -
         ctx.out.print(Syntax(diff, "diff", theme="ansi_dark") if diff else t("reveal.same"))
     if apply:
         backup = replace_files(chosen, solutions, "reveal-apply")
+        ctx.warn(state.applied_solution(chosen.id))
         ctx.out.print(t("reveal.applied", backup=backups.relative(backup.dir)))
     else:
         ctx.out.print(t("reveal.not_applied", id=chosen.id), style="dim")

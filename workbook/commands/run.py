@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import catalog, engine, exitcodes, progress, report, settings, state
 from ..i18n import WorkbookError, t
 from ..results import PASSING, Status, document, to_dict
-from .common import Context, load_state, require_learner_files, resolve, title
+from .common import Context, learner_files, load_state, require_learner_files, resolve, title
 
 
 def check_devices(devices: list[str] | None) -> tuple[str, ...]:
@@ -73,7 +73,7 @@ def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, so
     if ctx.as_json:
         ctx.json(document(**to_dict(result)))
     else:
-        report.render_result(ctx.out, result, title(chosen))
+        report.render_result(ctx.out, result, title(chosen), learner_files(chosen))
         next_step(ctx, result, chosen.id)
     return exitcodes.OK if result.status in PASSING else exitcodes.FAILED
 
@@ -87,6 +87,6 @@ def next_step(ctx: Context, result, puzzle_id: str) -> None:
     elif result.status in PASSING:
         ctx.out.print(t("run.next_compiled"))
     elif result.status == Status.NOT_STARTED:
-        ctx.out.print(t("run.next_show", id=puzzle_id))
+        return  # the report said which file, and where to start
     else:
         ctx.out.print(t("run.next_hint", id=puzzle_id))

@@ -69,7 +69,7 @@ def softmax_cpu_kernel[input_size: Int, dtype: DType](
 def poison_kernel[dtype: DType](
     output: TileTensor[mut=True, dtype, LayoutType, MutAnyOrigin],
 ):
-    """Fill the output with NaN, so an element the kernel forgets shows up."""
+    # Fill the output with NaN, so an element the kernel forgets shows up.
     var i = Int(thread_idx.x)
     if i < SIZE:
         output[i] = nan[dtype]()

@@ -192,7 +192,7 @@ def fill_kernel[size: Int, dtype: DType](
     buffer: TileTensor[mut=True, dtype, Rows1[size], MutAnyOrigin],
     value: Scalar[dtype],
 ):
-    """Set every element of a flat buffer to `value`."""
+    # Set every element of a flat buffer to `value`.
     var i = Int(block_idx.x) * FILL_BLOCK + Int(thread_idx.x)
     if i < size:
         buffer[i] = value
@@ -203,7 +203,7 @@ def fill[size: Int, dtype: DType, target: StaticString](
     value: Scalar[dtype],
     ctx: DeviceContext,
 ) raises:
-    """Fill `size` elements from `ptr` on the graph's device."""
+    # Fill `size` elements from `ptr` on the graph's device.
     var flat = TileTensor[mut=True, dtype, Rows1[size], MutAnyOrigin](
         ptr, row_major[size]()
     )
@@ -222,7 +222,7 @@ def fill[size: Int, dtype: DType, target: StaticString](
 def halve_kernel[size: Int, dtype: DType](
     buffer: TileTensor[mut=True, dtype, Rows1[size], MutAnyOrigin],
 ):
-    """Halve every element of a flat buffer."""
+    # Halve every element of a flat buffer.
     var i = Int(block_idx.x) * FILL_BLOCK + Int(thread_idx.x)
     if i < size:
         buffer[i] = buffer[i][0] * Scalar[dtype](0.5)
@@ -231,7 +231,7 @@ def halve_kernel[size: Int, dtype: DType](
 def halve[size: Int, dtype: DType](
     ptr: Pointer[Scalar[dtype], MutAnyOrigin], ctx: DeviceContext
 ) raises:
-    """Halve `size` elements from `ptr` on the GPU."""
+    # Halve `size` elements from `ptr` on the GPU.
     var flat = TileTensor[mut=True, dtype, Rows1[size], MutAnyOrigin](
         ptr, row_major[size]()
     )

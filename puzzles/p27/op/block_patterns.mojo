@@ -125,7 +125,7 @@ def block_normalize_kernel(
 def poison_vector_kernel(
     output: TileTensor[mut=True, dtype, LayoutType, MutAnyOrigin],
 ):
-    """Fill a SIZE-element output with NaN, so a forgotten element shows up."""
+    # Fill a SIZE-element output with NaN, so a forgotten element shows up.
     var i = Int(thread_idx.x)
     if i < SIZE:
         output[i] = nan[dtype]()
@@ -134,14 +134,14 @@ def poison_vector_kernel(
 def poison_scalar_kernel(
     output: TileTensor[mut=True, dtype, ScalarLayoutType, MutAnyOrigin],
 ):
-    """Fill a one-element output with NaN."""
+    # Fill a one-element output with NaN.
     if thread_idx.x == 0:
         output[0] = nan[dtype]()
 
 
 @extensibility.register("block_dot")
 struct BlockDotOp:
-    """Part `sum`: dot = sum(a * b). Runs on a GPU only."""
+    # Part `sum`: dot = sum(a * b). Runs on a GPU only.
 
     @staticmethod
     def execute[
@@ -175,7 +175,7 @@ struct BlockDotOp:
 
 @extensibility.register("block_bin_pack")
 struct BlockBinPackOp:
-    """Part `prefix_sum`: pack the values of one bin, in order. GPU only."""
+    # Part `prefix_sum`: pack the values of one bin, in order. GPU only.
 
     @staticmethod
     def execute[
@@ -215,7 +215,7 @@ struct BlockBinPackOp:
 
 @extensibility.register("block_normalize")
 struct BlockNormalizeOp:
-    """Part `broadcast`: normalized = x / mean(x). Runs on a GPU only."""
+    # Part `broadcast`: normalized = x / mean(x). Runs on a GPU only.
 
     @staticmethod
     def execute[

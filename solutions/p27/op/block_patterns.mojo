@@ -21,6 +21,28 @@
 #   2. block_bin_pack_kernel   (part `prefix_sum`) all -> each
 #   3. block_normalize_kernel  (part `broadcast`)  all -> one -> all
 # The three ops at the bottom of the file are written for you.
+#ko 퍼즐 27: 블록 전체의 패턴.
+#ko
+#ko 한 블록의 스레드들은 세 가지 기본 방식으로 서로 주고받습니다:
+#ko
+#ko   all -> one    모든 스레드가 값을 내고, 한 스레드가 합계를 받습니다
+#ko                 (리덕션: block.sum)
+#ko   all -> each   모든 스레드가 값을 내고, 스레드마다 자기 앞 스레드들의
+#ko                 합계를 받습니다(스캔: block.prefix_sum)
+#ko   one -> all    한 스레드가 값을 내고, 모든 스레드가 복사본을 받습니다
+#ko                 (block.broadcast)
+#ko
+#ko 프리미티브 하나하나가 barrier() 호출까지 포함한 공유 메모리 트리 전체를
+#ko 감추고 있습니다. 스레드마다 값 하나를 건네면, 이미 동기화된 답을 돌려받습니다.
+#ko 지켜야 할 규칙은 하나입니다: 블록의 "모든" 스레드가 그 호출에 도달해야
+#ko 합니다. 일부 스레드만 들어가는 `if` 안에 블록 프리미티브를 두지 마세요.
+#ko
+#ko 파트마다 커널 하나씩 세 개. 모두 값 SIZE개를 스레드 TPB개짜리 블록
+#ko 하나로 처리합니다(원소마다 스레드 하나):
+#ko   1. block_dot_kernel        (파트 `sum`)        all -> one
+#ko   2. block_bin_pack_kernel   (파트 `prefix_sum`) all -> each
+#ko   3. block_normalize_kernel  (파트 `broadcast`)  all -> one -> all
+#ko 파일 아래쪽의 연산 세 개는 미리 작성되어 있습니다.
 
 from std.math import floor
 from std.utils.numerics import nan
@@ -34,15 +56,18 @@ from extensibility import InputTensor, OutputTensor
 
 comptime SIZE = 128
 # One thread per element, so the block is exactly as wide as the data.
+#ko 원소마다 스레드 하나이므로, 블록의 너비는 데이터와 정확히 같습니다.
 comptime TPB = SIZE
 comptime dtype = DType.float32
 # Part `prefix_sum` sorts values in [0, 1) into NUM_BINS equal bins.
+#ko 파트 `prefix_sum`은 [0, 1)의 값을 같은 너비의 구간(bin) NUM_BINS개로 나눕니다.
 comptime NUM_BINS = 8
 
 comptime layout = row_major[SIZE]()
 comptime LayoutType = type_of(layout)
 # A one-element tensor: a single result (the dot product, the count) or a
 # single input (the target bin).
+#ko 원소가 하나인 텐서: 결과 하나(내적, 개수) 또는 입력 하나(대상 구간).
 comptime scalar_layout = row_major[1]()
 comptime ScalarLayoutType = type_of(scalar_layout)
 
@@ -50,6 +75,7 @@ comptime ScalarLayoutType = type_of(scalar_layout)
 # ---------------------------------------------------------------------------
 # Part `sum`: all -> one.
 # ---------------------------------------------------------------------------
+#ko 파트 `sum`: all -> one.
 
 
 def block_dot_kernel(
@@ -62,6 +88,9 @@ def block_dot_kernel(
     # FILL IN: each thread multiplies its pair a[i] * b[i]; one call to
     # block.sum (broadcast=False: only thread 0 needs the total) adds the
     # 128 products; thread 0 writes the total to dot[0]. (about 5 lines)
+    #ko FILL IN: 스레드마다 자기 쌍 a[i] * b[i]를 곱합니다. block.sum을 한 번
+    #ko 호출해(broadcast=False: 합계는 스레드 0만 필요합니다) 곱 128개를
+    #ko 더하고, 스레드 0이 합계를 dot[0]에 씁니다. (5줄 정도)
     #| _ = i
     var product = a[i][0] * b[i][0]
     # Every thread calls block.sum, even though only thread 0 will use the
@@ -75,6 +104,7 @@ def block_dot_kernel(
 # ---------------------------------------------------------------------------
 # Part `prefix_sum`: all -> each.
 # ---------------------------------------------------------------------------
+#ko 파트 `prefix_sum`: all -> each.
 
 
 def block_bin_pack_kernel(
@@ -86,11 +116,15 @@ def block_bin_pack_kernel(
     var i = Int(thread_idx.x)
     var value = x[i][0]
     # Every thread reads the same target bin from the one-element input.
+    #ko 모든 스레드가 원소 하나짜리 입력에서 같은 대상 구간을 읽습니다.
     var target = Int(target_bin[0][0])
 
     # FILL IN: step 1, find this thread's bin: floor(value * NUM_BINS),
     # clamped to 0..NUM_BINS-1. Then make a flag: Int32(1) if the bin is the
     # target bin, Int32(0) otherwise. (about 4 lines)
+    #ko FILL IN: 1단계, 이 스레드의 구간을 찾습니다: floor(value * NUM_BINS)를
+    #ko 0..NUM_BINS-1로 제한한 값. 그다음 표시(flag)를 만듭니다: 구간이 대상
+    #ko 구간이면 Int32(1), 아니면 Int32(0). (4줄 정도)
     #| var flag = Int32(0)
     #| _ = value
     #| _ = target
@@ -107,6 +141,13 @@ def block_bin_pack_kernel(
     # their value to packed[slot]; thread i writes 0 to packed[i] when
     # i >= the count (the unused tail); thread 0 writes the count to
     # count[0] as a float. (about 9 lines)
+    #ko FILL IN: 2단계, 맞는 값들을 모읍니다. 표시들의 "배타적" block.prefix_sum은
+    #ko 맞는 스레드마다 자기 앞에 맞는 값이 몇 개 있는지 알려 줍니다: 그것이
+    #ko `packed`에서 그 스레드의 칸입니다. 표시들의 block.sum(broadcast=True)은
+    #ko 모든 스레드에게 맞는 값이 모두 몇 개인지 알려 줍니다. 맞는 스레드는 자기
+    #ko 값을 packed[slot]에 쓰고, 스레드 i는 i >= 개수이면 packed[i]에 0을
+    #ko 씁니다(쓰지 않는 뒷부분). 스레드 0은 개수를 float로 count[0]에 씁니다.
+    #ko (9줄 정도)
     #| _ = flag
     var slot = block.prefix_sum[block_size=TPB, exclusive=True](flag)
     var matches = block.sum[block_size=TPB, broadcast=True](flag)
@@ -126,6 +167,7 @@ def block_bin_pack_kernel(
 # ---------------------------------------------------------------------------
 # Part `broadcast`: all -> one -> all.
 # ---------------------------------------------------------------------------
+#ko 파트 `broadcast`: all -> one -> all.
 
 
 def block_normalize_kernel(
@@ -139,6 +181,10 @@ def block_normalize_kernel(
     # thread 0 alone computes mean = total / SIZE; block.broadcast (from
     # src_thread=0) hands the mean to every thread; each thread writes
     # value / mean. (about 7 lines)
+    #ko FILL IN: broadcast=False인 block.sum으로 합계를 스레드 0에 모읍니다.
+    #ko 스레드 0만 mean = total / SIZE를 계산하고, block.broadcast(src_thread=0)로
+    #ko 평균을 모든 스레드에 나눠 준 뒤, 스레드마다 value / mean을 씁니다.
+    #ko (7줄 정도)
     #| _ = value
     var total = block.sum[block_size=TPB, broadcast=False](value)
     # Only thread 0 holds the real total, so only thread 0 computes the mean.
@@ -157,12 +203,14 @@ def block_normalize_kernel(
 # ---------------------------------------------------------------------------
 # The ops MAX calls: nothing to fill in below this line.
 # ---------------------------------------------------------------------------
+#ko MAX가 호출하는 연산들: 이 줄 아래로는 채울 것이 없습니다.
 
 
 def poison_vector_kernel(
     output: TileTensor[mut=True, dtype, LayoutType, MutAnyOrigin],
 ):
-    """Fill a SIZE-element output with NaN, so a forgotten element shows up."""
+    # Fill a SIZE-element output with NaN, so a forgotten element shows up.
+    #ko 원소 SIZE개짜리 출력을 NaN으로 채워, 빠뜨린 원소가 드러나게 합니다.
     var i = Int(thread_idx.x)
     if i < SIZE:
         output[i] = nan[dtype]()
@@ -171,18 +219,21 @@ def poison_vector_kernel(
 def poison_scalar_kernel(
     output: TileTensor[mut=True, dtype, ScalarLayoutType, MutAnyOrigin],
 ):
-    """Fill a one-element output with NaN."""
+    # Fill a one-element output with NaN.
+    #ko 원소 하나짜리 출력을 NaN으로 채웁니다.
     if thread_idx.x == 0:
         output[0] = nan[dtype]()
 
 
 @extensibility.register("block_dot")
 struct BlockDotOp:
-    """Part `sum`: dot = sum(a * b). Runs on a GPU only."""
+    # Part `sum`: dot = sum(a * b). Runs on a GPU only.
+    #ko 파트 `sum`: dot = sum(a * b). GPU에서만 실행됩니다.
 
     @staticmethod
     def execute[
         # "cpu" or "gpu": the device the graph was built for.
+        #ko "cpu" 또는 "gpu": 그래프를 만든 대상 장치.
         target: StaticString,
     ](
         dot: OutputTensor[dtype=dtype, rank=1, static_spec=_],
@@ -212,7 +263,8 @@ struct BlockDotOp:
 
 @extensibility.register("block_bin_pack")
 struct BlockBinPackOp:
-    """Part `prefix_sum`: pack the values of one bin, in order. GPU only."""
+    # Part `prefix_sum`: pack the values of one bin, in order. GPU only.
+    #ko 파트 `prefix_sum`: 한 구간의 값들을 순서대로 모읍니다. GPU 전용.
 
     @staticmethod
     def execute[
@@ -252,7 +304,8 @@ struct BlockBinPackOp:
 
 @extensibility.register("block_normalize")
 struct BlockNormalizeOp:
-    """Part `broadcast`: normalized = x / mean(x). Runs on a GPU only."""
+    # Part `broadcast`: normalized = x / mean(x). Runs on a GPU only.
+    #ko 파트 `broadcast`: normalized = x / mean(x). GPU에서만 실행됩니다.
 
     @staticmethod
     def execute[
