@@ -73,6 +73,7 @@ class Sample:
     cpu_seconds: float = 0.0
     load: float | None = None
     first_verdict: float | None = None  # seconds from the edit to the first device's verdict
+    stages: dict[str, float] = field(default_factory=dict)  # the engine's own stage timings (--json)
 
 
 @dataclass
@@ -95,6 +96,12 @@ class Row:
     def ok(self) -> bool:
         return bool(self.samples) and all(s.rc == 0 for s in self.samples)
 
+    @property
+    def stages(self) -> dict[str, float]:
+        """Each engine stage's median over the samples that report it."""
+        names = dict.fromkeys(n for s in self.samples for n in s.stages)
+        return {n: statistics.median(s.stages[n] for s in self.samples if n in s.stages) for n in names}
+
 
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
@@ -114,7 +121,18 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     if rc != 0:
         log(f"exit code {rc} from {' '.join(cmd)}:\n{out[-1500:]}")
-    return Sample(seconds, rc, usage.ru_utime + usage.ru_stime - cpu, load, _first_verdict(out, seconds))
+    return Sample(seconds, rc, usage.ru_utime + usage.ru_stime - cpu, load, _first_verdict(out, seconds),
+                  _stages(out))
+
+
+def _stages(out: str) -> dict[str, float]:
+    """The engine's stage timings from a `--json` report (the first puzzle's)."""
+    try:
+        doc = json.loads(out[out.index("{"):])
+        result = doc["puzzles"][0] if "puzzles" in doc else doc
+        return {k: float(v) for k, v in (result.get("stages") or {}).items()}
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return {}
 
 
 def _first_verdict(out: str, seconds: float) -> float | None:
@@ -236,6 +254,39 @@ def measure(puzzle: str, repeat: int, gpu: bool, keep: bool, which: set[str], ba
     return rows
 
 
+def trivial_build(repeat: int) -> Row:
+    """The compiler's floor: `mojo build` of a program that prints a line (the issue's yardstick
+    for 'a verdict within 2x the compiler')."""
+    row = Row("mojo", "trivial", "trivial `mojo build` (hello world)")
+    work = Path(tempfile.mkdtemp(prefix="workbook-bench-trivial-"))
+    try:
+        for i in range(repeat + 1):
+            program = work / f"hello_{i}.mojo"
+            program.write_text(f'def main():\n    print("hello {i}")\n', encoding="utf-8")
+            sample = timed([mojo(), "build", str(program), "-o", str(work / f"hello_{i}")], work, dict(os.environ))
+            if i:  # the first warms the compiler's own caches
+                row.samples.append(sample)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+def check_all(jobs: str | None) -> list[Row]:
+    """`check --all --solutions`: once with every cache cold, then again with nothing changed."""
+    copy = Copy("p01", keep=False)
+    cmd = [sys.executable, "-m", "workbook", "check", "--all", "--solutions", "--json", "--seed", "12"]
+    if jobs:
+        cmd += ["--jobs", jobs]
+    env = copy.env(MODULAR_CACHE_DIR=str(copy.dir / "modular"))  # MAX's cache cold as well
+    rows = [Row("all", "cold", "check --all --solutions, every cache cold"),
+            Row("all", "warm", "  the same again, nothing changed")]
+    for row in rows:
+        log(row.label.strip())
+        row.samples.append(timed(cmd, copy.root, env))
+    copy.close()
+    return rows
+
+
 def checkout(revision: str) -> Path:
     """The tree of a git revision, in a temp folder (removed by the caller)."""
     folder = Path(tempfile.mkdtemp(prefix="workbook-bench-baseline-"))
@@ -288,7 +339,10 @@ def table(rows: list[Row], gpu: bool) -> str:
             lines.append(f"{label:50} {row.seconds:8.2f} {spread:>11} {ratio:>8} "
                          f"{(f'{first:.2f}' if first else ''):>6} {first_ratio:>8} "
                          f"{(f'<= {target:g}' if target else ''):>7}  {max(loads) if loads else 0:.1f}")
-    lines.append("seconds: the whole command, median; first: until the first device's verdict (--json), median")
+            if row.stages:
+                lines.append("    " + "  ".join(f"{name} {sec:.2f}" for name, sec in row.stages.items()))
+    lines.append("seconds: the whole command, median; first: until the first device's verdict (--json), median;")
+    lines.append("indented: the engine's stages (build/link per program, run per device, judge), median seconds")
     return "\n".join(lines)
 
 
@@ -301,6 +355,8 @@ def main() -> int:
     parser.add_argument("--measure", default="quick,full,plain", help="which of quick, full, plain, unwatched")
     parser.add_argument("--baseline", help="a git revision to compare `run --quick` with, sample by sample")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--check-all", action="store_true", help="also time check --all --solutions, cold then warm")
+    parser.add_argument("--jobs", help="--jobs for check --all (default: the workbook's)")
     args = parser.parse_args()
     baseline = checkout(args.baseline) if args.baseline else None
     gpu = has_gpu()
@@ -312,6 +368,10 @@ def main() -> int:
                         args.baseline or "")
     if baseline:
         shutil.rmtree(baseline, ignore_errors=True)
+    if "plain" in args.measure:
+        rows.append(trivial_build(args.repeat))
+    if args.check_all:
+        rows += check_all(args.jobs)
     result = dict(meta, measurements=[dict(asdict(r), seconds=r.seconds, first_verdict=r.first_verdict, ok=r.ok)
                                       for r in rows])
     if args.out:

@@ -336,8 +336,8 @@ def test_all_hints_ask_first_and_a_hint_seen_can_be_read_again(root, capsys):
     from workbook import catalog, state
 
     hints = catalog.load("p12").hints
-    code, out, err = invoke(capsys, "hint", "p12", "--all")  # no terminal to ask: the answer is no
-    assert code == 0 and "Hint 1 of" not in out and "--yes" in err
+    code, out, err = invoke(capsys, "hint", "p12", "--all")  # no terminal to ask: nothing shown, and said
+    assert code == exitcodes.BAD_INPUT and "Hint 1 of" not in out and "--yes" in err
     assert state.load().of("p12").hints_shown == 0
     code, _, err = invoke(capsys, "hint", "p12", "2")  # not seen yet: hint 1 comes first
     assert code == exitcodes.BAD_INPUT and "hint 1" in " ".join(err.split())

@@ -210,10 +210,11 @@ def author_sync(puzzles: list[str] | None = PUZZLES) -> None:
 @author_app.command("verify", cls=HelpCommand, help=t("help.author_verify"))
 def author_verify(puzzles: list[str] | None = PUZZLES, run_them: bool = typer.Option(
         False, "--run", help=t("help.opt.verify_run")), seeds: int = typer.Option(
-        40, "--seeds", min=0, help=t("help.opt.verify_seeds")), as_json: bool = JSON) -> None:
+        40, "--seeds", min=0, help=t("help.opt.verify_seeds")), as_json: bool = JSON,
+        jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=64, help=t("help.opt.jobs"))) -> None:
     from .commands import author
 
-    _done(author.verify(Context(as_json=as_json), puzzles=puzzles or [], run=run_them, seeds=seeds))
+    _done(author.verify(Context(as_json=as_json), puzzles=puzzles or [], run=run_them, seeds=seeds, jobs=jobs))
 
 
 # ---------------------------------------------------------------------------

@@ -11,9 +11,11 @@ the plain runs.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import psutil
 
@@ -21,6 +23,7 @@ from . import build, engine, processes
 from .catalog import Puzzle
 from .results import PuzzleResult
 
+T = TypeVar("T")
 GIB = 1024**3
 # Memory one check may take at its peak: a Mojo compile, or a MAX graph compile.
 MEMORY_PER_JOB = 3 * GIB
@@ -37,31 +40,38 @@ def default_jobs() -> int:
     return max(1, min(cores // 2, int(memory // MEMORY_PER_JOB)))
 
 
-def check_many(targets: list[tuple[Puzzle, engine.Options]], jobs: int,
-               done: Callable[[PuzzleResult], None] | None = None) -> list[PuzzleResult]:
-    """Check every (puzzle, options) with `jobs` at a time; `done` hears of each result as
-    it comes. Results in the order of `targets`."""
-    jobs = max(1, min(jobs, len(targets)))
+def run_all(tasks: list[Callable[[], T]], jobs: int, done: Callable[[T], None] | None = None) -> list[T]:
+    """Run every task with `jobs` at a time; `done` hears of each result as it comes.
+    Results in the order of `tasks`. Ctrl-C (or a task that raises) stops everything now,
+    children included, not at their limits."""
+    jobs = max(1, min(jobs, len(tasks)))
     if jobs == 1:
         results = []
-        for puzzle, options in targets:
-            results.append(engine.check_puzzle(puzzle, options))
+        for task in tasks:
+            results.append(task())
             if done:
                 done(results[-1])
         return results
     build.compile_threads = max(1, (os.cpu_count() or 1) // jobs)
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(engine.check_puzzle, puzzle, options) for puzzle, options in targets]
+            futures = [pool.submit(task) for task in tasks]
             if done:
                 for future in futures:
                     future.add_done_callback(lambda f: f.exception() is None and done(f.result()))
             try:
                 return [future.result() for future in futures]
-            except BaseException:  # Ctrl-C, or a check that failed: stop everything now, not at its limits
+            except BaseException:
                 for future in futures:
                     future.cancel()
                 processes.kill_everything()
                 raise
     finally:
         build.compile_threads = None
+
+
+def check_many(targets: list[tuple[Puzzle, engine.Options]], jobs: int,
+               done: Callable[[PuzzleResult], None] | None = None) -> list[PuzzleResult]:
+    """Check every (puzzle, options) with `jobs` at a time, in the order of `targets`."""
+    return run_all([functools.partial(engine.check_puzzle, puzzle, options) for puzzle, options in targets],
+                   jobs, done)

@@ -196,14 +196,29 @@ def remember(puzzle_id: str, status: str, devices: dict[str, str]) -> Msg | None
     return change(edit)
 
 
-def count_hint(puzzle_id: str, shown: int) -> Msg | None:
-    """Remember that the learner has now seen `shown` hints (never fewer than before: a hint
-    another command counted meanwhile stays counted)."""
+def show_hints(puzzle_id: str, total: int, everything: bool, number: int | None = None) -> tuple[int, Msg | None]:
+    """Count the hints shown, deciding which under the lock (two `hint` commands at once see
+    two hints, not the same one twice): hint `number` again (it counts only if it is the
+    next), all of them, or the next one. Returns the hint to show (the last of all) and why
+    the count could not be saved, if not."""
+    seen: list[int] = []
+
     def edit(current: State) -> None:
         ps = current.of(puzzle_id)
-        ps.hints_shown = max(ps.hints_shown, shown)
+        if number is not None:
+            ps.hints_shown = max(ps.hints_shown, number)
+            seen.append(number)
+        else:
+            ps.hints_shown = total if everything else min(ps.hints_shown + 1, total)
+            seen.append(ps.hints_shown)
 
-    return change(edit)
+    problem = change(edit)
+    if not seen:  # not saved: what it would have been, from the file as it is
+        try:
+            edit(load())
+        except OSError:
+            seen.append(number or 1)
+    return seen[-1], problem
 
 
 def applied_solution(puzzle_id: str) -> Msg | None:

@@ -7,9 +7,11 @@ running every solution, skeleton and wrong kernel.
 
 from __future__ import annotations
 
+import functools
+
 from rich.text import Text
 
-from .. import backups, catalog, curriculum, exitcodes, skeleton
+from .. import backups, catalog, curriculum, exitcodes, scheduler, skeleton
 from ..backups import relative
 from ..i18n import language, t
 from ..results import document
@@ -32,20 +34,24 @@ def sync(ctx: Context, *, puzzles: list[str]) -> int:
     return exitcodes.OK
 
 
-def verify(ctx: Context, *, puzzles: list[str], run: bool = False, seeds: int = curriculum.SEEDS) -> int:
+def verify(ctx: Context, *, puzzles: list[str], run: bool = False, seeds: int = curriculum.SEEDS,
+           jobs: int | None = None) -> int:
     chosen = [resolve(p)[0] for p in puzzles] if puzzles else catalog.all_puzzles()
     verdicts = curriculum.static_checks(chosen)
     if run:
-        with curriculum.Sandbox() as sandbox:
-            for puzzle in chosen:
-                if not ctx.as_json:
-                    ctx.out.print(t("author.running", id=puzzle.id), style="dim")
-                verdicts.append(curriculum.run_solution(sandbox, puzzle.id)[1])
-                if seeds:
-                    verdicts.append(curriculum.run_seeds(sandbox, puzzle.id, seeds))
-                verdicts.append(curriculum.run_skeleton(sandbox, puzzle.id))
-                for kernel in curriculum.wrong_kernels(puzzle):
-                    verdicts += curriculum.run_wrong(sandbox, kernel)[1]
+        tasks = []
+        for puzzle in chosen:
+            tasks.append(functools.partial(_solution_checks, puzzle.id, seeds))
+            tasks += [functools.partial(_wrong_checks, kernel) for kernel in curriculum.wrong_kernels(puzzle)]
+
+        def said(found: list[curriculum.Verdict]) -> None:
+            if not ctx.as_json and found:
+                bad = sum(not v.ok for v in found)
+                ctx.out.print(t("author.ran", what=found[0].what.split(":")[0], failed=bad),
+                              style="red" if bad else "dim")
+
+        for found in scheduler.run_all(tasks, jobs or scheduler.default_jobs(), said):
+            verdicts += found
     failed = [v for v in verdicts if not v.ok]
     if ctx.as_json:
         ctx.json(document(checks=[vars(v) for v in verdicts], failed=len(failed), ok=not failed))
@@ -60,3 +66,20 @@ def verify(ctx: Context, *, puzzles: list[str], run: bool = False, seeds: int = 
     ctx.out.print(t("author.summary", passed=passed, failed=len(failed), skipped=skipped),
                   style="bold red" if failed else "bold green")
     return exitcodes.FAILED if failed else exitcodes.OK
+
+
+def _solution_checks(pid: str, seeds: int) -> list[curriculum.Verdict]:
+    """The solution on every device, over many seeds, and the skeleton: in a sandbox of its
+    own, so that checks can run side by side."""
+    with curriculum.Sandbox() as sandbox:
+        found = [curriculum.run_solution(sandbox, pid)[1]]
+        if seeds:
+            found.append(curriculum.run_seeds(sandbox, pid, seeds))
+        found.append(curriculum.run_skeleton(sandbox, pid))
+    return found
+
+
+def _wrong_checks(kernel: curriculum.WrongKernel) -> list[curriculum.Verdict]:
+    """One wrong kernel, in a sandbox of its own."""
+    with curriculum.Sandbox() as sandbox:
+        return curriculum.run_wrong(sandbox, kernel)[1]

@@ -21,25 +21,18 @@ def main(ctx: Context, *, puzzle: str, number: int | None = None, show_all: bool
     if not hints:
         ctx.out.print(t("hint.none", id=chosen.id))
         return exitcodes.OK
-    seen = load_state(ctx).of(chosen.id).hints_shown
+    seen = load_state(ctx).of(chosen.id).hints_shown  # what to allow and ask; the count itself is kept under the lock
     if number is not None:
         if not 1 <= number <= len(hints):
             raise WorkbookError("hint.no_such", id=chosen.id, n=number, total=len(hints))
         if number > seen + 1:
             raise WorkbookError("hint.not_yet", id=chosen.id, n=number, next=seen + 1)
-        picked = [(number, hints[number - 1])]
-        seen = max(seen, number)
-    elif show_all:
-        if seen < len(hints) and not confirm(ctx, t("hint.ask_all", id=chosen.id, n=len(hints) - seen), yes):
-            ctx.out.print(t("hint.all_cancelled", id=chosen.id))
-            return exitcodes.OK
-        picked = list(enumerate(hints, 1))
-        seen = len(hints)
-    else:
-        index = min(seen, len(hints) - 1)
-        picked = [(index + 1, hints[index])]
-        seen = min(seen + 1, len(hints))
-    problem = state.count_hint(chosen.id, seen)
+    elif show_all and seen < len(hints) and not confirm(ctx, t("hint.ask_all", id=chosen.id, n=len(hints) - seen), yes):
+        ctx.out.print(t("hint.all_cancelled", id=chosen.id))
+        return exitcodes.OK
+    shown, problem = state.show_hints(chosen.id, len(hints), show_all, number)
+    seen = max(seen, shown)
+    picked = list(enumerate(hints, 1)) if show_all else [(shown, hints[shown - 1])]
     for n, h in picked:
         label = t("hint.title", n=n, total=len(hints)) + (f" · {h['part']}" if h.get("part") else "")
         ctx.out.print(Panel(Markdown(pick(h)), title=label, title_align="left", border_style="yellow"))
