@@ -194,7 +194,8 @@ class Copy:
         """The copy's own workbook folder and caches; its own package first on the path."""
         env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_ROOT", "WORKBOOK_CACHE")}
         return dict(env, WORKBOOK_ROOT=str(self.root), WORKBOOK_CACHE=str(self.dir / "cache"), PYTHONUNBUFFERED="1",
-                    WORKBOOK_NO_PROGRESS="1", PYTHONPATH=str(self.root), **more)
+                    WORKBOOK_NO_PROGRESS="1",
+                    PYTHONPATH=os.pathsep.join(p for p in (str(self.root), env.get("PYTHONPATH", "")) if p), **more)
 
     def close(self) -> None:
         if self.keep:

@@ -99,7 +99,7 @@ class Sandbox:
         if self.limits.file_mb:
             args += ["--size", str(self.limits.folder_bytes)]
         args += ["--tmpfs", "/dev/shm"]
-        bound = [*_python_paths(), settings.PACKAGE]
+        bound = _outermost([*_python_paths(), settings.PACKAGE, *_pythonpath(), *_toolchain_paths()])
         system = [Path(s) for s in SYSTEM]
         bound += [r for r in dict.fromkeys(reads) if not any(b == r or b in r.parents for b in bound + system)]
         for folder in _ancestors([*bound, *scratch]):  # made by bwrap: readable, or nothing below is
@@ -135,6 +135,29 @@ def _python_paths() -> list[Path]:
     return sorted(p for p in keep if not any(q in p.parents for q in keep))
 
 
+def _pythonpath() -> list[Path]:
+    """The grader's PYTHONPATH folders (packages installed with `pip --target`, the
+    workbook's own checkout): read-only inside, and on the PYTHONPATH there too."""
+    raw = os.environ.get("PYTHONPATH", "")
+    return [Path(p).resolve() for p in dict.fromkeys(raw.split(os.pathsep)) if p and os.path.isdir(p)]
+
+
+def _toolchain_paths() -> list[Path]:
+    """Mojo's runtime libraries, which the simulator's launchers load, wherever Mojo is
+    installed (a venv is bound already; a `--target` install or a system one may not be)."""
+    from . import toolchain
+
+    libs = toolchain.mojo_libs()
+    return [libs.parent.resolve()] if libs is not None else []
+
+
+def _outermost(paths: list[Path]) -> list[Path]:
+    """Each folder once, none inside another (binding both would be binding twice)."""
+    system = [Path(s) for s in SYSTEM]
+    unique = [p for p in dict.fromkeys(paths) if not any(s == p or s in p.parents for s in system)]
+    return [p for p in unique if not any(q in p.parents for q in unique)]
+
+
 def _ancestors(paths: list[Path]) -> list[Path]:
     """The folders above the bound paths that the sandbox's own root must have, top first."""
     found = {parent for path in paths for parent in path.parents if parent != Path("/")}
@@ -154,6 +177,8 @@ def _environment(extra: dict[str, str], home: Path) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "MODULAR_CACHE_DIR": str(home / ".modular"),  # MAX's cache: the submission's own, thrown away
     })
+    if _pythonpath():
+        env["PYTHONPATH"] = os.pathsep.join(map(str, _pythonpath()))
     env.update(extra)
     return env
 

@@ -16,6 +16,7 @@ the place it was called from is used instead.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -36,12 +37,16 @@ class Place:
 
 
 def symbolizer() -> str | None:
-    """llvm-symbolizer: the one that comes with Mojo, else one on PATH."""
+    """llvm-symbolizer: the one that comes with Mojo (beside its binary, or in the wheel's
+    bin/ next to the runtime libraries, where pip puts it), else one on PATH."""
     mojo = toolchain.mojo_binary()
-    if mojo is not None:
-        beside = mojo.parent / "llvm-symbolizer"
-        if beside.exists():
-            return str(beside)
+    beside = [mojo.parent / "llvm-symbolizer", mojo.resolve().parent / "llvm-symbolizer"] if mojo else []
+    libs = toolchain.mojo_libs()
+    if libs is not None:
+        beside.append(libs.parent / "bin" / "llvm-symbolizer")
+    for tool in beside:
+        if tool.is_file() and os.access(tool, os.X_OK):
+            return str(tool)
     return shutil.which("llvm-symbolizer")
 
 
