@@ -6,7 +6,9 @@ solution's own run time on this machine, never less than FLOOR seconds. The
 time comes from a record written whenever every case of a puzzle passed on that
 device (the reference solution's run, or a learner's correct kernels). Without a
 record, the engine measures the solution only if a run is still going after
-FLOOR seconds, beside it, and the limit shrinks once the measure is in.
+FLOOR seconds, beside it, and the limit shrinks once the measure is in. Records
+are per seed: a run that holds several seeds' cases (author verify) is given
+that many times the time.
 """
 
 from __future__ import annotations
