@@ -31,11 +31,15 @@ PROVIDED = {
     # Every address space is the CPU's there: accesses through a SHARED pointer would
     # escape the instrumentation that watches them.
     "max.gpu.memory": {"AddressSpace": "wbsim"},
+    # elementwise launches a kernel from host code: the simulator's makes the same launch.
+    "max.algorithm.functional": {"elementwise": "wbsim"},
+    "max.algorithm": {"elementwise": "wbsim"},
 }
 # Modules imported as a whole: `from max.gpu.primitives import warp` -> `import wbwarp as warp`.
 MODULES = {("max.gpu.primitives", "warp"): "wbwarp"}
 # Modules whose other names are fine to keep on the CPU (host code, types).
-KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host"}
+KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host", "max.algorithm.functional",
+        "max.algorithm"}
 GPU_MODULE = re.compile(r"^max\.gpu(\.|$)")
 FROM = re.compile(r"^(\s*)from\s+([\w.]+)\s+import\s+(.*)$")
 IMPORT = re.compile(r"^\s*import\s+([\w.]+)")

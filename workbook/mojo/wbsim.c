@@ -1607,3 +1607,22 @@ void wbsim_misuse(const char *message, i64 len) {
     fflush(stdout);
     _exit(SIM_MISUSE);
 }
+
+/* ------------------------------------------------------------------------- */
+/* Launches made inside the learner's host code (elementwise, in wbsim.mojo)   */
+/* ------------------------------------------------------------------------- */
+
+/* The generated launcher names them before it calls the learner's function;
+ * they run forward in even repeats and in reverse in odd ones, as its own do. */
+static char host_label[64] = "elementwise";
+static i64 host_label_len = 11;
+
+void wbsim_host_label(const char *label, i64 len) {
+    if (len >= (i64)sizeof host_label) len = sizeof host_label - 1;
+    memcpy(host_label, label, (size_t)len);
+    host_label_len = len;
+}
+
+i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
+    return wbsim_launch(entry, kbox, blocks, 1, 1, threads, 1, 1, S.rep % 2, host_label, host_label_len);
+}
