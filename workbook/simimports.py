@@ -3,7 +3,8 @@
 The kernel itself is compiled unchanged by the real Mojo compiler; only the
 names that make it a GPU kernel (thread ids, barrier(), shared memory) come
 from workbook/mojo/wbsim.mojo (and warps from wbwarp.mojo) instead of
-`max.gpu` and `layout`. Every line
+`max.gpu` and `layout`; `elementwise`, which launches a kernel from host
+code, comes from wbsim.mojo too. Every line
 keeps its number, so a compiler error points at the learner's own line.
 
 Only the import shapes below are accepted. Anything else GPU-specific (async
