@@ -377,7 +377,9 @@ def _sim_host_call(spec: CaseSpec, launch: LaunchSpec) -> list[str]:
             f"({', '.join(launch.args)}, ctx)",
             f"            {_kernel(launch.kernel, _names(spec))}({args}, ctx)",
             "        except e:",
-            "            return  # the simulator stopped this case (see its findings)"]
+            "            host_done()",
+            "            return  # the simulator stopped this case (see its findings)",
+            "        host_done()"]
 
 
 def _sim_case(spec: CaseSpec) -> list[str]:
@@ -411,7 +413,7 @@ def generate_host(plan: Plan, with_sim: bool = True) -> str:
     real imports."""
     hosted = with_sim and any(launch.host for spec in plan.cases for launch in spec.launches)
     lines = _header(plan, ["from wbsim import wb, Kernel, Dim3, launch, tile, tile_mut",
-                           *(["from wbsim import host_launch", "from max.gpu.host import DeviceContext"]
+                           *(["from wbsim import host_launch, host_done", "from max.gpu.host import DeviceContext"]
                              if hosted else [])])
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
     sim_cases = [s for s in plan.cases if "gpu" in s.part.devices and s.part.sim] if with_sim else []

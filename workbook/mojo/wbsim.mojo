@@ -498,3 +498,8 @@ def host_launch(label: StaticString):
     """The generated launcher, before it calls a learner's host function: the launches it
     makes are named `label`."""
     external_call["wbsim_host_label", NoneType](Int(label.unsafe_ptr()), label.byte_length())
+
+
+def host_done():
+    """After the learner's host function: the host's accesses are its own again."""
+    external_call["wbsim_host_done", NoneType]()
