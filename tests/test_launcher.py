@@ -123,3 +123,20 @@ def test_builds_are_keyed_by_where_the_compiler_is(root, monkeypatch, tmp_path):
     other.touch()
     monkeypatch.setattr(toolchain, "mojo_binary", lambda: other)
     assert build.sources(puzzle).dir != here
+
+
+def test_a_host_launch_calls_the_learners_function_with_ctx(root):
+    """p23's functions launch their own kernels (elementwise): the GPU launcher calls
+    them with its DeviceContext, the simulator's with a CPU one, under their name."""
+    puzzle, _, plan = plan_for("p23")
+    assert all(launch.host for part in puzzle.parts for launch in part.launches)
+    spec = next(s for s in plan.cases if s.part.id == "simd" and s.params["size"] == 9003)
+    assert spec.launches[0].block == (256, 1, 1) and spec.launches[0].grid == (9, 1, 1)
+    gpu = launcher.generate(plan, "gpu")
+    body = gpu[gpu.index(f"def case_{spec.index}("):gpu.index(f"def case_{spec.index + 1}(")]
+    assert "puzzle.simd_add[9003](" in body and ", ctx)" in body and "enqueue_function" not in body
+    host = launcher.generate(plan, "host")
+    sim = host[host.index(f"def case_{spec.index}_sim("):host.index(f"def case_{spec.index + 1}_sim(")]
+    assert 'DeviceContext(api="cpu")' in sim and 'host_launch("simd_add")' in sim
+    assert sim.index('host_launch("simd_add")') < sim.index("puzzle.simd_add[9003](")
+    assert "struct Sim_" not in host

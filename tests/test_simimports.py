@@ -75,3 +75,15 @@ def test_warps_come_from_the_simulator_s_warp_module():
         "from wbsim import block; import wbwarp as warp",
         "from wbwarp import shuffle_down as down, sum",
     ]
+
+
+def test_elementwise_comes_from_the_simulator_and_the_rest_of_its_module_stays():
+    """elementwise launches a kernel from host code: the simulator's makes that launch."""
+    source = ("from max.algorithm.functional import elementwise, vectorize\n"
+              "from max.algorithm import elementwise as ew\n"
+              "from std.algorithm import vectorize\n")
+    assert rewrite(source).splitlines() == [
+        "from max.algorithm.functional import vectorize; from wbsim import elementwise",
+        "from wbsim import elementwise as ew",
+        "from std.algorithm import vectorize",
+    ]

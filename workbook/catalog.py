@@ -57,6 +57,10 @@ class Launch:
     args: tuple[str, ...]
     grid: tuple[str, ...]
     block: tuple[str, ...]
+    # A host function that launches its own kernels (with `elementwise`): it is called
+    # with the arguments and then `ctx`; grid and block say the launch it makes, so
+    # that the simulator's findings can name its threads.
+    host: bool = False
 
     @property
     def name(self) -> str:
@@ -354,6 +358,7 @@ def _launch(raw: dict, where: str) -> Launch:
         args=tuple(_require(raw, "args", list, where)),
         grid=_dims(raw.get("grid", [1]), f"{where}.grid"),
         block=_dims(_require(raw, "block", (list, int, str), where), f"{where}.block"),
+        host=bool(raw.get("host", False)),
     )
 
 

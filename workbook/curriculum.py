@@ -376,7 +376,9 @@ def beyond_constants(p: Puzzle, spec: launcher.CaseSpec) -> bool:
     more blocks than a block has threads (size > TPB * TPB for ceildiv(size, TPB)
     blocks: a sum of block totals, a loop over blocks, cannot hide behind TPB).
     A part whose launches are one block shaped by constants meets neither: its
-    manifest says why with `fixed_size`."""
+    manifest says why with `fixed_size`. A host launch (elementwise) runs the
+    library's own grid-stride loop, so (2) asks it for more than one block: more
+    elements than its block's threads take in one step."""
     constants = p.constants
     sizes = [v for v in spec.params.values() if isinstance(v, int) and not isinstance(v, bool)]
     if constants and not any(v > max(constants.values()) for v in sizes):
@@ -385,6 +387,10 @@ def beyond_constants(p: Puzzle, spec: launcher.CaseSpec) -> bool:
         if not any(_grid_names(g) - set(constants) for g in launch.grid):
             continue
         blocks = lau.grid[0] * lau.grid[1] * lau.grid[2]
+        if launch.host:
+            if blocks <= 1:
+                return False
+            continue
         if blocks <= lau.block[0] * lau.block[1] * lau.block[2]:
             return False
     return True

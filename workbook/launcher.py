@@ -71,6 +71,7 @@ class LaunchSpec:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     name: str
+    host: bool = False  # a host function that launches its own kernels, called with ctx
 
 
 @dataclass
@@ -137,7 +138,7 @@ def make_plan(puzzle: Puzzle, parts: list[tuple[Part, list[dict], list[dict]]]) 
                         raise PlanError(f"{puzzle.id}.{part.id}: launch argument '{arg}' is neither a buffer "
                                         "nor a whole-number case parameter")
                 spec.launches.append(LaunchSpec(launch.kernel, launch.args, _dims(launch.grid, names),
-                                                _dims(launch.block, names), launch.name))
+                                                _dims(launch.block, names), launch.name, launch.host))
             cases.append(spec)
     return Plan(puzzle, cases, offset)
 
@@ -271,6 +272,11 @@ def _gpu_case(spec: CaseSpec) -> list[str]:
     for _ in range(2 if spec.twice() else 1):
         for launch in spec.launches:
             args = ", ".join(_arg(spec, a, lambda b: f"Int({b.var}.unsafe_ptr())") for a in launch.args)
+            if launch.host:
+                lines.append(f"        # your function, which launches its own kernels: {launch.kernel}"
+                             f"({', '.join(launch.args)}, ctx)")
+                lines.append(f"        {_kernel(launch.kernel, _names(spec))}({args}, ctx)")
+                continue
             lines.append(f"        # your kernel: {launch.kernel}({', '.join(launch.args)})")
             lines.append(f"        ctx.enqueue_function[{_kernel(launch.kernel, _names(spec))}](")
             lines.append(f"            {args},")
@@ -361,15 +367,37 @@ def _sim_struct(spec: CaseSpec, k: int, launch: LaunchSpec) -> list[str]:
     return lines
 
 
+def _sim_host_call(spec: CaseSpec, launch: LaunchSpec) -> list[str]:
+    """A host function that launches its own kernels (elementwise): called with a CPU
+    DeviceContext, its launches run on the simulator under the manifest's name."""
+    args = ", ".join(_arg(spec, a, lambda b: b.var) for a in launch.args)
+    return [f'        host_launch("{launch.name}")',
+            "        try:",
+            f"            # your function, which launches its own kernels: {launch.kernel}"
+            f"({', '.join(launch.args)}, ctx)",
+            f"            {_kernel(launch.kernel, _names(spec))}({args}, ctx)",
+            "        except e:",
+            "            host_done()",
+            "            return  # the simulator stopped this case (see its findings)",
+            "        host_done()"]
+
+
 def _sim_case(spec: CaseSpec) -> list[str]:
     lines = []
     for k, launch in enumerate(spec.launches):
-        lines += _sim_struct(spec, k, launch)
+        if not launch.host:
+            lines += _sim_struct(spec, k, launch)
     lines += [f"def case_{spec.index}_sim():", *_host_buffers(spec)]
+    if any(launch.host for launch in spec.launches):
+        lines += ["    var ctx: DeviceContext", "    try:", '        ctx = DeviceContext(api="cpu")',
+                  "    except:", "        return"]
     lines.append("    for rep in range(wb.repeats()):")
     lines.append("        wb.rep_begin(rep)")
     for _ in range(2 if spec.twice() else 1):
         for k, launch in enumerate(spec.launches):
+            if launch.host:
+                lines += _sim_host_call(spec, launch)
+                continue
             fields = [spec.buffers[a].var for a in launch.args if a in spec.buffers] or ["0"]
             lines.append(f"        if not launch(Sim_{spec.index}_{k}({', '.join(fields)}), Dim3{launch.grid}, "
                          f'Dim3{launch.block}, rep % 2 == 1, "{launch.name}"):')
@@ -383,7 +411,10 @@ def generate_host(plan: Plan, with_sim: bool = True) -> str:
     for this machine with the simulator's runtime (wbsim.c); `with_sim` False leaves
     the simulated cases out (code it can't run), and the learner's module keeps its
     real imports."""
-    lines = _header(plan, ["from wbsim import wb, Kernel, Dim3, launch, tile, tile_mut"])
+    hosted = with_sim and any(launch.host for spec in plan.cases for launch in spec.launches)
+    lines = _header(plan, ["from wbsim import wb, Kernel, Dim3, launch, tile, tile_mut",
+                           *(["from wbsim import host_launch, host_done", "from max.gpu.host import DeviceContext"]
+                             if hosted else [])])
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
     sim_cases = [s for s in plan.cases if "gpu" in s.part.devices and s.part.sim] if with_sim else []
     for spec in cpu_cases:

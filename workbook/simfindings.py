@@ -56,6 +56,11 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
                       lanes=raw.get("lanes", raw.get("size", "?")))
     elif kind == "warp_divergence":
         message, place = _warp_divergence(raw, launch)
+    elif kind in ("host_read", "host_write"):
+        name, shape, _ = _target(raw, spec)
+        message = msg("finding.sim_" + kind, kernel=raw.get("launch", ""), buffer=name,
+                      element=element(name, shape, raw.get("index_min", raw.get("index", 0)),
+                                      raw.get("index_max", raw.get("index", 0))))
     elif kind == "shared_overflow":
         message = msg("finding.sim_shared_overflow", limit=raw.get("limit", 0) // 1024)
     elif kind == "shared_calls_differ":

@@ -3,7 +3,8 @@
 The kernel itself is compiled unchanged by the real Mojo compiler; only the
 names that make it a GPU kernel (thread ids, barrier(), shared memory) come
 from workbook/mojo/wbsim.mojo (and warps from wbwarp.mojo) instead of
-`max.gpu` and `layout`. Every line
+`max.gpu` and `layout`; `elementwise`, which launches a kernel from host
+code, comes from wbsim.mojo too. Every line
 keeps its number, so a compiler error points at the learner's own line.
 
 Only the import shapes below are accepted. Anything else GPU-specific (async
@@ -31,11 +32,15 @@ PROVIDED = {
     # Every address space is the CPU's there: accesses through a SHARED pointer would
     # escape the instrumentation that watches them.
     "max.gpu.memory": {"AddressSpace": "wbsim"},
+    # elementwise launches a kernel from host code: the simulator's makes the same launch.
+    "max.algorithm.functional": {"elementwise": "wbsim"},
+    "max.algorithm": {"elementwise": "wbsim"},
 }
 # Modules imported as a whole: `from max.gpu.primitives import warp` -> `import wbwarp as warp`.
 MODULES = {("max.gpu.primitives", "warp"): "wbwarp"}
 # Modules whose other names are fine to keep on the CPU (host code, types).
-KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host"}
+KEEP = {"layout", "layout.tile_tensor", "layout.tile_layout", "max.gpu.host", "max.algorithm.functional",
+        "max.algorithm"}
 GPU_MODULE = re.compile(r"^max\.gpu(\.|$)")
 FROM = re.compile(r"^(\s*)from\s+([\w.]+)\s+import\s+(.*)$")
 IMPORT = re.compile(r"^\s*import\s+([\w.]+)")

@@ -647,9 +647,15 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
     }
 }
 
+static int host_calling; /* inside a learner's host function (wbsim_host_label) */
+static void host_access(uintptr_t a, size_t n, int write, void *pc);
+
 static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) {
     uintptr_t a = (uintptr_t)addr;
-    if (__builtin_expect(S.cur == NULL, 1)) return;
+    if (__builtin_expect(S.cur == NULL, 1)) {
+        if (__builtin_expect(host_calling, 0) && a - S.heap_lo < HEAP_RESERVE) host_access(a, n, write, pc);
+        return;
+    }
     S.cur->last_pc = pc;
     if (a - S.heap_lo >= HEAP_RESERVE) return; /* not simulator memory */
     on_access(a, n, write, atomic, pc);
@@ -1606,4 +1612,38 @@ void wbsim_misuse(const char *message, i64 len) {
     fprintf(stdout, "workbook-sim: %.*s\n", (int)len, message);
     fflush(stdout);
     _exit(SIM_MISUSE);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Launches made inside the learner's host code (elementwise, in wbsim.mojo)   */
+/* ------------------------------------------------------------------------- */
+
+/* The generated launcher names them before it calls the learner's function;
+ * they run forward in even repeats and in reverse in odd ones, as its own do. */
+static char host_label[64] = "elementwise";
+static i64 host_label_len = 11;
+
+void wbsim_host_label(const char *label, i64 len) {
+    if (len >= (i64)sizeof host_label) len = sizeof host_label - 1;
+    memcpy(host_label, label, (size_t)len);
+    host_label_len = len;
+    host_calling = 1;
+}
+
+void wbsim_host_done(void) { host_calling = 0; }
+
+/* The host function itself read or wrote a buffer, outside every launch. On a GPU
+ * that memory is the device's and the host can't touch it (the program crashes), so
+ * output computed on the host must never pass here either. */
+static void host_access(uintptr_t a, size_t n, int write, void *pc) {
+    (void)n;
+    region_t *r = region_at(a);
+    if (!r || r->role == ROLE_SHARED) return;
+    snprintf(S.label, sizeof S.label, "%.*s", (int)host_label_len, host_label);
+    finding_t *f = finding(write ? "host_write" : "host_read", (int)(r - S.regions), -1, site_of(pc, NULL), 0, NULL);
+    saw(f, -1, element_of(r, a));
+}
+
+i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
+    return wbsim_launch(entry, kbox, blocks, 1, 1, threads, 1, 1, S.rep % 2, host_label, host_label_len);
 }

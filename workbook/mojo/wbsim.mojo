@@ -18,8 +18,9 @@ from std.memory.alloc import unsafe_alloc
 from std.reflection import call_location
 from std.sys import size_of
 from std.utils.numerics import nan
-from layout import TileTensor
+from layout import Coord, TileTensor
 from layout.tile_layout import TensorLayout
+from max.gpu.host import DeviceContext
 from max.gpu.memory import AddressSpace as _Space
 
 
@@ -342,3 +343,163 @@ struct wb(ImplicitlyCopyable):
     @staticmethod
     def finish():
         external_call["wb_finish", NoneType]()
+
+
+# ---------------------------------------------------------------------------
+# elementwise: `from max.algorithm.functional import elementwise`.
+# ---------------------------------------------------------------------------
+# The learner's host function calls elementwise[W, target="gpu"](func, shape, ctx),
+# and the real one launches a kernel that calls func[W] at every multiple of W
+# below the packed end, and func[1] on the last size % W elements. This one makes
+# the same launch on the simulator, the way max 26.7 partitions it for an NVIDIA
+# GPU (ELEMENTWISE_BLOCK threads a block, as many blocks as the packed vectors
+# need, a grid-stride loop of ELEMENTWISE_ELEMS steps, the tail on the first
+# threads), so every access the closure makes is watched and named by its line.
+# The generated launcher names the launch and says the order before it calls the
+# learner's function (wbsim_host_launch).
+
+comptime ELEMENTWISE_BLOCK = 256
+comptime ELEMENTWISE_ELEMS = 4
+
+
+trait _HostKernel(ImplicitlyCopyable):
+    """A kernel that a library function launches with a closure inside: calling the
+    closure is a capturing call, which Kernel's run does not allow."""
+
+    def run(self) capturing:
+        ...
+
+
+def _host_entry[K: _HostKernel](kbox: Int) abi("C"):
+    """Where every simulated thread of such a kernel starts."""
+    Pointer[K, MutUntrackedOrigin](unsafe_from_address=kbox)[].run()
+
+
+@always_inline
+def _elementwise_thread() -> Tuple[Int, Int]:
+    """This thread's place in elementwise's grid-stride loop: (first index, stride)."""
+    var tid = external_call["wbsim_id", Int](0) + ELEMENTWISE_BLOCK * external_call["wbsim_id", Int](3)
+    return (tid, ELEMENTWISE_BLOCK * external_call["wbsim_id", Int](9))
+
+
+@fieldwise_init
+struct _Elementwise[
+    FuncType: ImplicitlyCopyable & RegisterPassable & def[width: Int, alignment: Int = 1](Coord) -> None,
+    W: Int,
+    aligned: Bool,
+](_HostKernel):
+    """elementwise's kernel with a closure value (the unified-closure form): one GPU
+    thread's packed vectors, then its tail element."""
+
+    var func: Self.FuncType
+    var length: Int
+
+    def run(self) capturing:
+        var tid, stride = _elementwise_thread()
+        var packed = self.length // Self.W
+        for base in range(tid, packed, stride * ELEMENTWISE_ELEMS):
+            for e in range(ELEMENTWISE_ELEMS):
+                var idx = base + e * stride
+                if idx < packed:
+                    comptime if Self.aligned:
+                        self.func[Self.W, Self.W](Coord(idx * Self.W))
+                    else:
+                        self.func[Self.W](Coord(idx * Self.W))
+        if tid < self.length - packed * Self.W:
+            self.func[1, 1](Coord(packed * Self.W + tid))
+
+
+@fieldwise_init
+struct _ElementwiseParam[
+    func: def[width: Int, alignment: Int = 1](Coord) capturing -> None, W: Int, aligned: Bool
+](_HostKernel):
+    """elementwise's kernel with the closure as a parameter: the same loop."""
+
+    var length: Int
+
+    def run(self) capturing:
+        var tid, stride = _elementwise_thread()
+        var packed = self.length // Self.W
+        for base in range(tid, packed, stride * ELEMENTWISE_ELEMS):
+            for e in range(ELEMENTWISE_ELEMS):
+                var idx = base + e * stride
+                if idx < packed:
+                    comptime if Self.aligned:
+                        Self.func[Self.W, Self.W](Coord(idx * Self.W))
+                    else:
+                        Self.func[Self.W](Coord(idx * Self.W))
+        if tid < self.length - packed * Self.W:
+            Self.func[1, 1](Coord(packed * Self.W + tid))
+
+
+def _elementwise_launch[K: _HostKernel](kernel: K, length: Int, W: Int) raises:
+    """Launch as elementwise does; raises when the simulator stopped the case."""
+    if length == 0:
+        return
+    var blocks = max(1, (length // W + ELEMENTWISE_BLOCK - 1) // ELEMENTWISE_BLOCK)
+    var kbox = unsafe_alloc[K](1)
+    kbox.unsafe_write(copy=kernel)
+    var entry = external_call["wbsim_address", Int](_host_entry[K])
+    var stopped = external_call["wbsim_host_launch", Int](entry, Int(kbox), blocks, ELEMENTWISE_BLOCK)
+    if stopped != 0:
+        raise Error("the simulator stopped this case (see its findings)")
+
+
+def _length[rank: Int](shape: Coord) -> Int:
+    comptime assert rank == 1, "the simulator runs elementwise over 1-D shapes only"
+    return Int(shape[0].value())
+
+
+def elementwise[
+    FuncType: ImplicitlyCopyable & RegisterPassable & def[width: Int, alignment: Int = 1](Coord) -> None,
+    //,
+    simd_width: Int,
+    *,
+    target: StaticString = "cpu",
+    _trace_description: StaticString = "elementwise",
+](func: FuncType, shape: Coord, context: DeviceContext) raises:
+    """The simulator's elementwise, with the closure as a value."""
+    comptime assert target == "gpu", "the simulator runs elementwise with target=\"gpu\" only"
+    var length = _length[shape.rank](shape)
+    if length % simd_width == 0:
+        _elementwise_launch(_Elementwise[FuncType, simd_width, True](func, length), length, simd_width)
+    else:
+        _elementwise_launch(_Elementwise[FuncType, simd_width, False](func, length), length, simd_width)
+
+
+def elementwise[
+    func: def[width: Int, alignment: Int = 1](Coord) capturing -> None,
+    simd_width: Int,
+    *,
+    target: StaticString = "cpu",
+    _trace_description: StaticString = "elementwise",
+](shape: Coord, context: DeviceContext) raises:
+    """The simulator's elementwise, with the closure as a parameter."""
+    comptime assert target == "gpu", "the simulator runs elementwise with target=\"gpu\" only"
+    var length = _length[shape.rank](shape)
+    if length % simd_width == 0:
+        _elementwise_launch(_ElementwiseParam[func, simd_width, True](length), length, simd_width)
+    else:
+        _elementwise_launch(_ElementwiseParam[func, simd_width, False](length), length, simd_width)
+
+
+def elementwise[
+    func: def[width: Int, alignment: Int = 1](Coord) capturing -> None,
+    simd_width: Int,
+    *,
+    target: StaticString = "cpu",
+    _trace_description: StaticString = "elementwise",
+](shape: Int, context: DeviceContext) raises:
+    """The simulator's elementwise, with the closure as a parameter and a length."""
+    elementwise[func, simd_width, target=target](Coord(shape), context)
+
+
+def host_launch(label: StaticString):
+    """The generated launcher, before it calls a learner's host function: the launches it
+    makes are named `label`."""
+    external_call["wbsim_host_label", NoneType](Int(label.unsafe_ptr()), label.byte_length())
+
+
+def host_done():
+    """After the learner's host function: the host's accesses are its own again."""
+    external_call["wbsim_host_done", NoneType]()
