@@ -97,3 +97,44 @@ def test_check_jobs_json_is_in_curriculum_order(root, cache, capsys):
     code, out, _ = invoke(capsys, "check", "p03", "p01", "p02", "--jobs", "2", "--json", "--device", "sim",
                           "--quick")
     assert all(p["cached"] for p in json.loads(out)["puzzles"])
+
+
+def test_graph_cases_are_sharded_by_shape_and_merged_back_under_their_own_indices():
+    """An op's graphs are built by several workers at once, one shape never split (MAX
+    compiles a graph per shape), and the outputs come back under each case's own index."""
+    import numpy as np
+
+    from workbook.graphrun import GraphRun
+    from workbook.pipelines.graph import merge, shard
+
+    cases = [{"params": {"n": n}} for n in (4, 8, 4, 16, 8, 4)]
+    shards = shard(cases, 2)
+    assert sorted(i for s in shards for i in s) == list(range(6)) and len(shards) == 2
+    for s in shards:  # a shape lives in one shard only
+        assert all(cases[i]["params"] in [cases[j]["params"] for j in s] for i in s)
+    assert {frozenset(cases[i]["params"]["n"] for i in s) for s in shards} == {frozenset({4}), frozenset({8, 16})}
+    assert shard(cases, 1) == [list(range(6))] and len(shard(cases, 10)) == 3
+
+    runs = [GraphRun("ok", outputs={local: [[np.full(1, i)]] for local, i in enumerate(s)}, seconds=1.0 + n)
+            for n, s in enumerate(shards)]
+    merged = merge(runs, shards)
+    assert merged.status == "ok" and merged.seconds == 2.0
+    assert {i: int(out[0][0][0]) for i, out in merged.outputs.items()} == {i: i for i in range(6)}
+    runs[1].status = "crash"
+    assert merge(runs, shards).status == "crash"  # one shard's crash is the part's
+
+
+def test_check_many_starts_the_longest_first_and_reports_in_course_order(monkeypatch):
+    from workbook import catalog, engine, scheduler
+
+    started = []
+
+    def fake_check(puzzle, options):  # the order the pool starts them in; a real check is not needed here
+        started.append(puzzle.id)
+        return puzzle.id
+
+    monkeypatch.setattr(engine, "check_puzzle", fake_check)
+    puzzles = [catalog.load(p) for p in ("p01", "p18", "p02", "p22")]
+    results = scheduler.check_many([(p, engine.Options()) for p in puzzles], 1)
+    assert results == ["p01", "p18", "p02", "p22"]
+    assert set(started[:2]) == {"p18", "p22"}

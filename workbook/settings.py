@@ -244,6 +244,13 @@ def file_limit_mb() -> int:
     return int(_number("WORKBOOK_FILE_LIMIT_MB", 16, whole=True, positive=False))
 
 
+def graph_shards() -> int:
+    """How many workers may build one op's graphs for one device side by side, each for
+    its own shapes (MAX compiles a graph per shape): one per four cores, at least one;
+    WORKBOOK_GRAPH_SHARDS sets it."""
+    return max(1, int(_number("WORKBOOK_GRAPH_SHARDS", max(1, (os.cpu_count() or 1) // 4), whole=True)))
+
+
 def process_limit() -> int:
     """Processes and threads a run of learner code may have at once (0: no limit). Threads
     count too (the Mojo runtime starts one per core), hence the allowance per CPU."""

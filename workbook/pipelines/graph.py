@@ -8,11 +8,12 @@ puzzle's custom op and nothing else.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
-from .. import build, judge, kernelrun
+from .. import build, judge, kernelrun, settings
 from ..catalog import Part
-from ..graphrun import GraphWorker
+from ..graphrun import GraphRun, GraphWorker
 from ..i18n import msg
 from ..processes import Cancelled
 from ..results import PASSING, DeviceResult, Finding, Status
@@ -52,16 +53,51 @@ def run(check: Check, part: Part) -> dict[str, DeviceResult]:
 
     def one(device: str) -> None:
         repeats = check.puzzle.repeats if device == "gpu" else 1
-        worker = GraphWorker(check.children, check.puzzle, part, device, graph_dir, check.src.mojoc,
-                             check.cases[part.id], repeats)
+        cases = check.cases[part.id]
         with check.stage(f"graph/{device}"):
-            raw = worker.collect(check.ticker(part.id, f"graph-{device}"))
+            shards = shard(cases, settings.graph_shards())
+            workers = [GraphWorker(check.children, check.puzzle, part, device, graph_dir, check.src.mojoc,
+                                   [cases[i] for i in indices], repeats) for indices in shards]
+            tick = check.ticker(part.id, f"graph-{device}")
+            raw = merge([w.collect(tick if n == 0 else None) for n, w in enumerate(workers)], shards)
         results[device] = _judge_graph(check, device, part, raw, repeats)
         check.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
 
     check.parallel([lambda d=d: one(d) for d in runnable])
     check.children.check()
     return {d: results[d] for d in devices}
+
+
+def shard(cases: list[dict], most: int) -> list[list[int]]:
+    """The cases' indices in at most `most` groups, the cases of one shape always together
+    (MAX compiles one graph per shape: a shape split across workers is compiled twice),
+    the biggest shapes spread first."""
+    shapes: dict[str, list[int]] = {}
+    for index, case in enumerate(cases):
+        shapes.setdefault(json.dumps(case["params"], sort_keys=True), []).append(index)
+    groups: list[list[int]] = [[] for _ in range(max(1, min(most, len(shapes))))]
+    for indices in sorted(shapes.values(), key=len, reverse=True):
+        min(groups, key=len).extend(indices)
+    return [sorted(g) for g in groups if g]
+
+
+WORST = ("cancelled", "compile_error", "crash", "timeout", "error")
+
+
+def merge(runs: list[GraphRun], shards: list[list[int]]) -> GraphRun:
+    """One run from the shards' runs: the outputs under the cases' own indices, every graph
+    the shards built, the worst status (a crash in one shard is the part's crash)."""
+    if len(runs) == 1:
+        return runs[0]
+    bad = sorted((r for r in runs if r.status != "ok"), key=lambda r: WORST.index(r.status) if r.status in WORST
+                 else len(WORST))
+    merged = GraphRun(bad[0].status if bad else "ok", bad[0].message if bad else None,
+                      bad[0].output if bad else "", seconds=max(r.seconds for r in runs),
+                      device_name=next((r.device_name for r in runs if r.device_name), ""))
+    for run, indices in zip(runs, shards):
+        merged.graphs += run.graphs
+        merged.outputs.update({indices[local]: out for local, out in run.outputs.items()})
+    return merged
 
 
 def _judge_graph(check: Check, device: str, part: Part, raw, repeats: int) -> DeviceResult:
