@@ -12,9 +12,10 @@
 # Only the shuffles and the vote are primitives here; the reductions and the
 # scan are made of shuffles, in the same order as on an NVIDIA GPU, so that a
 # float sum adds its terms in the order the GPU does and gives the same bits:
-# sum and the *_and_broadcast groups fold with xor shuffles at offsets 16, 8,
-# 4, 2, 1; max, min and the lane groups with shuffles down; prefix_sum adds
-# shuffles up at offsets 1, 2, 4, 8, 16.
+# every reduction (sum, max, min and the lane groups) folds with xor shuffles
+# at offsets 16, 8, 4, 2, 1, so every lane holds the result (the PTX of
+# max 26.7 for sm_90 is a shfl.sync.bfly tree for each of them); prefix_sum
+# adds shuffles up at offsets 1, 2, 4, 8, 16.
 
 from std.ffi import external_call
 from std.reflection import call_location, SourceLocation
@@ -142,7 +143,7 @@ def _fold[dtype: DType, width: SIMDLength, //, op: Int, xor: Bool](
 ) -> SIMD[dtype, width]:
     """0 sum, 1 max, 2 min of a lane group, halving the offset from num_lanes / 2 down
     to 1 (times `stride`), with xor shuffles (every lane gets the result) or shuffles
-    down (lane 0 of each group does)."""
+    down (lane 0 of each group does; kept for a learner's own reduce)."""
     var res = val
     var offset = num_lanes // 2
     while offset >= 1:
@@ -165,21 +166,21 @@ def sum(val: SIMD) -> Scalar[val.dtype]:
 
 @always_inline
 def max(val: SIMD) -> Scalar[val.dtype]:
-    """The warp's maximum; as on an NVIDIA GPU, only lane 0 is sure to hold it."""
-    return _fold[1, False](val.reduce_max(), WARP_SIZE, 1, call_location())
+    """The warp's maximum, in every lane (an xor butterfly, as max 26.7 compiles it)."""
+    return _fold[1, True](val.reduce_max(), WARP_SIZE, 1, call_location())
 
 
 @always_inline
 def min(val: SIMD) -> Scalar[val.dtype]:
-    """The warp's minimum; as on an NVIDIA GPU, only lane 0 is sure to hold it."""
-    return _fold[2, False](val.reduce_min(), WARP_SIZE, 1, call_location())
+    """The warp's minimum, in every lane (an xor butterfly, as max 26.7 compiles it)."""
+    return _fold[2, True](val.reduce_min(), WARP_SIZE, 1, call_location())
 
 
 @always_inline
 def lane_group_sum[val_type: DType, simd_width: SIMDLength, //, num_lanes: Int, stride: Int = 1](
     val: SIMD[val_type, simd_width]
 ) -> SIMD[val_type, simd_width]:
-    return _fold[0, False](val, num_lanes, stride, call_location())
+    return _fold[0, True](val, num_lanes, stride, call_location())
 
 
 @always_inline
@@ -193,7 +194,7 @@ def lane_group_sum_and_broadcast[val_type: DType, simd_width: SIMDLength, //, nu
 def lane_group_max[val_type: DType, simd_width: SIMDLength, //, num_lanes: Int, stride: Int = 1](
     val: SIMD[val_type, simd_width]
 ) -> SIMD[val_type, simd_width]:
-    return _fold[1, False](val, num_lanes, stride, call_location())
+    return _fold[1, True](val, num_lanes, stride, call_location())
 
 
 @always_inline
@@ -207,7 +208,7 @@ def lane_group_max_and_broadcast[val_type: DType, simd_width: SIMDLength, //, nu
 def lane_group_min[val_type: DType, simd_width: SIMDLength, //, num_lanes: Int, stride: Int = 1](
     val: SIMD[val_type, simd_width]
 ) -> SIMD[val_type, simd_width]:
-    return _fold[2, False](val, num_lanes, stride, call_location())
+    return _fold[2, True](val, num_lanes, stride, call_location())
 
 
 @always_inline

@@ -24,20 +24,8 @@ def _warps(a: np.ndarray) -> np.ndarray:
             full = sum(1 << k for k in big)
             ballot = (full & 0xFFF) + (full >> 20) * 4096  # as the kernel packs it, exact in float32
             out[w + lane] = [lane, lanes.sum(), down, lanes[lane ^ 2], lanes[:lane + 1].sum(), lanes[0],
-                             lanes.max() if lane == 0 else _partial_max(lanes, lane), ballot]
+                             lanes.max(), ballot]
     return out
-
-
-def _partial_max(lanes: np.ndarray, lane: int) -> float:
-    """warp.max folds with shuffles down at offsets 16..1: lane 0 gets the maximum, lane k
-    the maximum of the lanes k + j for the offsets' sums j that stay below 32."""
-    res = lanes.copy()
-    offset = 16
-    while offset >= 1:
-        shifted = np.array([res[k + offset] if k + offset < 32 else res[k] for k in range(32)])
-        res = np.maximum(res, shifted)
-        offset //= 2
-    return res[lane]
 
 
 def cases(rng, part):
