@@ -78,9 +78,11 @@ def invoke(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_a_command_leaves_no_temp_folder(root, capsys):
-    before = set(Path(tempfile.gettempdir()).glob("workbook-run-*"))
+    """This process's run folders only: other tests (and other workbooks) run beside it."""
+    mine = f"workbook-run-{os.getpid()}-*"
+    before = set(Path(tempfile.gettempdir()).glob(mine))
     assert invoke(capsys, "list")[0] == 0
-    assert set(Path(tempfile.gettempdir()).glob("workbook-run-*")) <= before
+    assert set(Path(tempfile.gettempdir()).glob(mine)) <= before
 
 
 @pytest.mark.slow

@@ -89,14 +89,15 @@ class Scratch:
 
 
 BUDGET_LIMITS = ("max_global_reads", "max_global_writes", "max_shared_reads", "max_shared_writes",
-                 "min_shared_writes", "max_writes_per_element")
+                 "min_shared_writes", "max_writes_per_element", "max_global_reads_per_warp")
 
 
 @dataclass(frozen=True)
 class Budget:
     """What a part's text asks of the kernel's memory traffic, checked on the simulator's
     counts: per thread at most (or, for min_shared_writes, per block at least) so many
-    accesses; per output element at most so many writes. `kernel` limits it to one
+    accesses; per output element at most so many writes; per warp (32 threads of a
+    block in a row) at most so many global reads. `kernel` limits it to one
     launch; `why` says it in the learner's words when it is broken."""
 
     kernel: str

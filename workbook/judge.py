@@ -114,7 +114,7 @@ def _launch_spec(check: Check, access: LaunchAccess) -> launcher.LaunchSpec | No
 def _budget_lines(check: Check, raw: kernelrun.KernelRun, kernel: str, name: str) -> str:
     """The learner's lines that made the kind of access a budget limits."""
     column = {"max_global_reads": 3, "max_global_writes": 4, "max_shared_reads": 5, "max_shared_writes": 6,
-              "min_shared_writes": 6, "max_writes_per_element": 4}[name]
+              "min_shared_writes": 6, "max_writes_per_element": 4, "max_global_reads_per_warp": 3}[name]
     ids = {n for n, site in enumerate(raw.sites, 1) if len(site) == 7 and site[2] == kernel and site[column]}
     if not ids or raw.binary is None:
         return ""
@@ -186,8 +186,30 @@ def budget_check(name: str, limit: int, access: LaunchAccess, launch: launcher.L
         low = min(range(len(blocks)), key=blocks.__getitem__) if blocks else 0
         return (msg("budget.block", b=simfindings.block_id(launch, low)), blocks[low]) \
             if blocks and blocks[low] < limit else None
+    if name == "max_global_reads_per_warp":
+        return _per_warp(table[:, kernelrun.COUNTERS.index("global_reads")], limit, launch)
     column = table[:, kernelrun.COUNTERS.index(BUDGET_COUNTERS[name])]
     if not len(column) or int(column.max()) <= limit:
         return None
     worst = int(column.argmax())
     return simfindings.global_thread(launch, worst), int(column[worst])
+
+
+WARP = 32  # lanes of an NVIDIA warp: a block's threads 0..31, 32..63, ...
+
+
+def _per_warp(column, limit: int, launch: launcher.LaunchSpec | None) -> tuple[Msg, int] | None:
+    """(the warp, its count) when the threads of one warp read global memory more than
+    `limit` times together: where lanes should get their neighbours' values by shuffles,
+    a warp reads its own elements once, plus a few past its end."""
+    per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else len(column)
+    worst, where = -1, (0, 0)
+    for start in range(0, len(column), max(1, per_block)):
+        block = column[start:start + per_block]
+        for w in range(0, len(block), WARP):
+            count = int(block[w:w + WARP].sum())
+            if count > worst:
+                worst, where = count, (start // max(1, per_block), w // WARP)
+    if worst <= limit:
+        return None
+    return msg("budget.warp", w=where[1], b=simfindings.block_id(launch, where[0])), worst

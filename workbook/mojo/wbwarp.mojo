@@ -12,12 +12,11 @@
 # Only the shuffles and the vote are primitives here; the reductions and the
 # scan are made of shuffles, in the same order as on an NVIDIA GPU, so that a
 # float sum adds its terms in the order the GPU does and gives the same bits:
-# sum, max, min, lane_group_max/min and the *_and_broadcast groups fold with
-# xor shuffles at offsets 16, 8, 4, 2, 1 (every lane gets the result: seen on
-# an H100, where warp.max gave lanes 25-31 the whole warp's maximum, not the
-# maximum of the lanes above them); lane_group_sum with shuffles down (lane 0
-# of each group holds the sum); prefix_sum adds shuffles up at offsets 1, 2, 4,
-# 8, 16.
+# every reduction (sum, max, min and the lane groups) folds with xor shuffles
+# at offsets 16, 8, 4, 2, 1, so every lane holds the result (the PTX of
+# max 26.7 for sm_90 is a shfl.sync.bfly tree for each of them, and on an H100
+# warp.max gave lanes 25-31 the whole warp's maximum); prefix_sum adds shuffles
+# up at offsets 1, 2, 4, 8, 16.
 
 from std.ffi import external_call
 from std.reflection import call_location, SourceLocation
@@ -145,7 +144,7 @@ def _fold[dtype: DType, width: SIMDLength, //, op: Int, xor: Bool](
 ) -> SIMD[dtype, width]:
     """0 sum, 1 max, 2 min of a lane group, halving the offset from num_lanes / 2 down
     to 1 (times `stride`), with xor shuffles (every lane gets the result) or shuffles
-    down (lane 0 of each group does)."""
+    down (lane 0 of each group does; kept for a learner's own reduce)."""
     var res = val
     var offset = num_lanes // 2
     while offset >= 1:
@@ -168,13 +167,13 @@ def sum(val: SIMD) -> Scalar[val.dtype]:
 
 @always_inline
 def max(val: SIMD) -> Scalar[val.dtype]:
-    """The warp's maximum, in every lane (a butterfly, as on an NVIDIA GPU)."""
+    """The warp's maximum, in every lane (an xor butterfly, as max 26.7 compiles it)."""
     return _fold[1, True](val.reduce_max(), WARP_SIZE, 1, call_location())
 
 
 @always_inline
 def min(val: SIMD) -> Scalar[val.dtype]:
-    """The warp's minimum, in every lane (a butterfly, as on an NVIDIA GPU)."""
+    """The warp's minimum, in every lane (an xor butterfly, as max 26.7 compiles it)."""
     return _fold[2, True](val.reduce_min(), WARP_SIZE, 1, call_location())
 
 
@@ -182,7 +181,7 @@ def min(val: SIMD) -> Scalar[val.dtype]:
 def lane_group_sum[val_type: DType, simd_width: SIMDLength, //, num_lanes: Int, stride: Int = 1](
     val: SIMD[val_type, simd_width]
 ) -> SIMD[val_type, simd_width]:
-    return _fold[0, False](val, num_lanes, stride, call_location())
+    return _fold[0, True](val, num_lanes, stride, call_location())
 
 
 @always_inline
