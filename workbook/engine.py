@@ -202,8 +202,9 @@ class Check:
                 return self._compile_failed(self.failed_build)
             if self.puzzle.kind == "op" and not self.options.quick and self._events:
                 self._events(Event("", "stage", msg("phase.kernels_done"), result=self._first_stage()))
+            graphs = graph_pipeline.run_parts(self, self.parts)
             for part in self.parts:
-                graph = graph_pipeline.run(self, part) if graph_pipeline.wanted(self, part) else {}
+                graph = graphs[part.id]
                 devices = self.kernels[part.id]
                 result.parts.append(PartResult(part.id, verdict([d.status for d in [*devices.values(),
                                                                                       *graph.values()]]),

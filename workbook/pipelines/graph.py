@@ -27,18 +27,42 @@ def wanted(check: Check, part: Part) -> bool:
     return check.puzzle.kind == "op" and not check.options.quick
 
 
-def run(check: Check, part: Part) -> dict[str, DeviceResult]:
+def run_parts(check: Check, parts: list[Part]) -> dict[str, dict[str, DeviceResult]]:
+    """Every wanted part's graphs, side by side (each part's graphs are their own MAX
+    compiles), after packaging the learner's op once for all of them."""
+    wanted_parts = [p for p in parts if wanted(check, p)]
+    results: dict[str, dict[str, DeviceResult]] = {p.id: {} for p in parts}
+    if not wanted_parts:
+        return results
+    packaged = None
+    if any(_kernels_passed(check, p) for p in wanted_parts):
+        check.emit(wanted_parts[0].id, "graph", "phase.precompiling")
+        with check.stage("graph/precompile"):
+            packaged = build.precompile(check.children, check.src)
+
+    def one(part: Part) -> None:
+        results[part.id] = run(check, part, packaged)
+
+    at_once = settings.graph_shards()  # one per four cores: on a laptop, one part after another
+    for start in range(0, len(wanted_parts), at_once):
+        check.parallel([lambda p=p: one(p) for p in wanted_parts[start:start + at_once]])
+    return results
+
+
+def _kernels_passed(check: Check, part: Part) -> bool:
+    return all(d.status in PASSING or d.status in (Status.SKIPPED, Status.NOT_RUN)
+               for d in check.kernels[part.id].values())
+
+
+def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, DeviceResult]:
     """The op through a MAX graph on each device of the part (once its kernels passed)."""
     devices = [d for d in part.devices if check.wanted(d)]
-    kernel_statuses = [d.status for d in check.kernels[part.id].values()]
-    if not all(s in PASSING or s in (Status.SKIPPED, Status.NOT_RUN) for s in kernel_statuses):
+    if not _kernels_passed(check, part) or packaged is None:
         return {d: judge.device_result(d, Status.NOT_RUN, "reason.kernels_first") for d in devices}
-    check.emit(part.id, "graph", "phase.precompiling")
-    with check.stage("graph/precompile"):
-        packaged = build.precompile(check.children, check.src)
     if not packaged.ok:
         with check.lock:
-            check.result.diagnostics += packaged.diagnostics
+            if not check.result.diagnostics:
+                check.result.diagnostics += packaged.diagnostics
             check.result.compiler_output = check.result.compiler_output or packaged.output
             check.result.problem = check.result.problem or packaged.problem
         return {d: judge.device_result(d, Status.COMPILE_ERROR, "reason.precompile") for d in devices}
