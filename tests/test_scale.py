@@ -6,6 +6,7 @@ tests change one input at a time and expect a fresh run."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import put_solution, put_wrong
@@ -138,3 +139,24 @@ def test_check_many_starts_the_longest_first_and_reports_in_course_order(monkeyp
     results = scheduler.check_many([(p, engine.Options()) for p in puzzles], 1)
     assert results == ["p01", "p18", "p02", "p22"]
     assert set(started[:2]) == {"p18", "p22"}
+
+
+@pytest.mark.slow
+def test_a_check_stops_at_its_total_budget_and_says_what_did_not_run(root, monkeypatch):
+    """A kernel that never ends: its run is cut at what is left of the check's budget (not
+    the run's own, longer limit), and the report says the budget was spent and what it cost."""
+    import shutil
+    import time
+
+    from workbook import catalog, engine
+    from workbook.results import Status
+
+    shutil.copyfile(Path(__file__).parent / "data" / "endless" / "map.mojo", root / "puzzles/p01/map.mojo")
+    monkeypatch.setenv("WORKBOOK_CHECK_BUDGET", "3")  # below the 5 s floor of the run's own limit
+    monkeypatch.setenv("WORKBOOK_RUN_TIMEOUT", "300")
+    monkeypatch.setenv("WORKBOOK_SIM_STRETCH", "300")  # the spinning thread's own watchdog would stop it first
+    started = time.monotonic()
+    result = engine.check_puzzle(catalog.load("p01"), engine.Options(devices=("sim",), quick=True, cache=False))
+    assert time.monotonic() - started < 40
+    assert result.status == Status.TIMEOUT
+    assert result.budget_spent is not None and result.budget_spent.key == "check.budget_spent"

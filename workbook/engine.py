@@ -135,6 +135,8 @@ class Check:
         self.puzzle, self.options, self.children = puzzle, options, children
         self._events = events
         self.started = time.perf_counter()
+        self.deadline = self.started + settings.check_budget()
+        self.budget_bound = False  # a run's limit was cut to what was left of the budget
         self.lock = threading.Lock()
         # The learner's files, read once: the seed, the cache's key and the builds all see these bytes.
         self.given = build.learner_bytes(puzzle, options.solutions)
@@ -146,6 +148,35 @@ class Check:
         self.failed_build: build.Built | None = None
         self.gpu = toolchain.gpu()
         self.gate = gating.gate(puzzle, self.gpu)
+
+    # --- the check's total budget -------------------------------------------------
+
+    def left(self) -> float:
+        """Seconds left of the check's budget (settings.check_budget)."""
+        return self.deadline - time.perf_counter()
+
+    def capped(self, limit):
+        """A run's time limit, never past the check's budget (a number, or a function
+        asked as the run goes)."""
+        def cap(value: float) -> float:
+            left = max(0.1, self.left())
+            if not value or left < value:
+                self.budget_bound = True  # a timeout from here on is the budget's
+                return left
+            return value
+
+        return (lambda: cap(limit())) if callable(limit) else cap(limit)
+
+    def spent(self, what: str, timed_out: bool = False) -> bool:
+        """Whether the budget is spent (a run that `timed_out` under a limit the budget
+        cut short spent it); if so, say once that `what` and the rest were not run."""
+        if self.left() > 1.0 and not (timed_out and self.budget_bound):
+            return False
+        with self.lock:
+            if self.result.budget_spent is None:
+                self.result.budget_spent = msg("check.budget_spent", seconds=round(settings.check_budget()),
+                                               what=what)
+        return True
 
     # --- events ----------------------------------------------------------------
 

@@ -42,8 +42,9 @@ class GraphWorker:
     by the same thread (see workbook/processes.py)."""
 
     def __init__(self, children: Children, puzzle: Puzzle, part: Part, device: str, graph_dir: Path, kernels: Path,
-                 cases: list[dict], repeats: int):
+                 cases: list[dict], repeats: int, left=None):
         self.children, self.part, self.cases, self.repeats = children, part, cases, repeats
+        self.left = left  # seconds left of the whole check's budget, asked as the run goes
         self.dir = Path(tempfile.mkdtemp(prefix=f"workbook-{puzzle.id}-graph-{device}-"))
         groups: dict[str, dict] = {}
         arrays = {}
@@ -69,7 +70,8 @@ class GraphWorker:
         phase, _, since = protocol.read_phase(self.dir)
         limit = settings.run_timeout() if phase == "running" else settings.load_timeout()
         # The child's time counts from the start of its phase.
-        return self.child_age() - protocol.since(since) + limit if since else limit
+        value = self.child_age() - protocol.since(since) + limit if since else limit
+        return min(value, self.child_age() + max(0.1, self.left())) if self.left else value
 
     def child_age(self) -> float:
         return time.monotonic() - self.child.started

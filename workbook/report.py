@@ -98,6 +98,8 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         return
     if result.problem:
         console.print(Text(say(result.problem), style="bold red"))
+    if result.budget_spent:
+        console.print(Text(say(result.budget_spent), style="bold yellow"))
     if result.diagnostics or result.compiler_output:
         render_diagnostics(console, result)
     for part in result.parts:
@@ -571,6 +573,8 @@ def compact(result: PuzzleResult, title: str, files: list[str] | None = None) ->
         return [*shown, not_started(result, files)]
     if result.problem:
         shown.append(Text(say(result.problem), style="bold red"))
+    if result.budget_spent:
+        shown.append(Text(say(result.budget_spent), style="bold yellow"))
     if result.diagnostics:
         diag = result.diagnostics[0]
         where = Table.grid(padding=(0, 1))

@@ -222,6 +222,7 @@ class PuzzleResult:
     first_verdict: float | None = None  # seconds until the first device's verdict
     cached: bool = False  # this verdict was kept from a check with the very same inputs (verdicts.py)
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (build.host, run.sim, ...)
+    budget_spent: Msg | None = None  # the check's total budget ran out: what was left was not run
 
     def device_statuses(self) -> dict[str, Status]:
         """Per device over all parts and stages: its worst status ("cpu", "gpu", "sim")."""

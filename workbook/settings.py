@@ -244,6 +244,13 @@ def file_limit_mb() -> int:
     return int(_number("WORKBOOK_FILE_LIMIT_MB", 16, whole=True, positive=False))
 
 
+def check_budget() -> float:
+    """The most one puzzle's check may take in all, compiles and every device included
+    (WORKBOOK_CHECK_BUDGET, seconds): what is left when it is spent is not run, and the
+    report says so. Cold op puzzles take two or three minutes on two cores."""
+    return _seconds("WORKBOOK_CHECK_BUDGET", 900.0)
+
+
 def graph_shards() -> int:
     """How many workers may build one op's graphs for one device side by side, each for
     its own shapes (MAX compiles a graph per shape): one per four cores, at least one;

@@ -26,8 +26,8 @@ KEPT = (Status.PASS, Status.FAIL, Status.COMPILE_ERROR, Status.COMPILED, Status.
 PACKAGE = Path(__file__).resolve().parent
 # Settings that change what a run does or finds (not where it shows it).
 SETTINGS = ("WORKBOOK_GPU_TARGET", "WORKBOOK_NO_GPU", "WORKBOOK_RUN_TIMEOUT", "WORKBOOK_LOAD_TIMEOUT",
-            "WORKBOOK_COMPILE_TIMEOUT", "WORKBOOK_SIM_STRETCH", "WORKBOOK_SIM_WATCH", "WORKBOOK_MEMORY_LIMIT_MB",
-            "WORKBOOK_FILE_LIMIT_MB", "WORKBOOK_PROCESS_LIMIT", "CUDA_HOME", "PATH")
+            "WORKBOOK_COMPILE_TIMEOUT", "WORKBOOK_CHECK_BUDGET", "WORKBOOK_SIM_STRETCH", "WORKBOOK_SIM_WATCH",
+            "WORKBOOK_MEMORY_LIMIT_MB", "WORKBOOK_FILE_LIMIT_MB", "WORKBOOK_PROCESS_LIMIT", "CUDA_HOME", "PATH")
 
 
 @functools.lru_cache(maxsize=1)
@@ -81,7 +81,7 @@ def get(digest: str) -> PuzzleResult | None:
 
 
 def put(digest: str, result: PuzzleResult) -> None:
-    if result.status not in KEPT or result.problem is not None:
+    if result.status not in KEPT or result.problem is not None or result.budget_spent is not None:
         return
     path = _path(digest)
     try:

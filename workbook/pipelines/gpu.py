@@ -60,7 +60,7 @@ def run(check: Check, parts: list[Part]) -> None:
             return
         indices = [i for p in parts for i in check.indices(p)]
         known = timing.recorded(check.puzzle, "gpu")
-        limit = check.options.run_timeout or timing.limit_from(known, settings.run_timeout())
+        limit = check.capped(check.options.run_timeout or timing.limit_from(known, settings.run_timeout()))
         with check.stage("run/gpu"):
             raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", check.puzzle.repeats,
                                 indices, limit=limit, tick=check.ticker("", "gpu"))
@@ -74,6 +74,7 @@ def run(check: Check, parts: list[Part]) -> None:
             timing.record(check.puzzle, "gpu", raw.seconds)
         _needs_missing_sanitizer(check, parts)
         if raw.status == "timeout":
+            check.spent("GPU", timed_out=True)  # said only if the check's budget cut it short
             # A kernel that never ends under a plain run never ends under a sanitizer
             # either: no tool runs, and the verdict is the timeout's (it hung a check
             # for 400 s when each tool got ten times the plain limit).
@@ -130,11 +131,18 @@ def _sanitize(check: Check, built: build.Built, parts: list[Part], indices: list
     findings: list[Finding] = []
     problems: list[Msg] = []
     learner = {name: settings.shown(path) for name, path in check.src.files.items() if name in check.puzzle.edit}
+    ran = []
     for tool in tools:
+        if check.spent(f"compute-sanitizer ({', '.join(tools[len(ran):])})"):
+            break
+        ran.append(tool)
         check.emit("", "gpu", "phase.sanitizer", tool=tool)
         log = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-")) / f"{tool}.log"
         raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1, indices,
-                            prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool), limit=limit)
+                            prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool),
+                            limit=check.capped(limit))
+        if raw.status == "timeout":
+            check.spent(f"compute-sanitizer ({tool})", timed_out=True)
         check.children.check()
         text = log.read_text(errors="replace") if log.exists() else ""
         found = sanitizer.parse(tool, text, learner)
@@ -152,12 +160,12 @@ def _sanitize(check: Check, built: build.Built, parts: list[Part], indices: list
         dev = check.kernels[part.id]["gpu"]
         if dev.status == Status.NOT_RUN:
             continue
-        dev.tools = problems[0] if problems else msg("sanitizer.ran", tools=", ".join(tools))
+        dev.tools = problems[0] if problems else msg("sanitizer.ran", tools=", ".join(ran) or "-")
         dev.findings = (dev.findings or []) + findings
         if findings:
             dev.status = Status.FAIL
             dev.explain("reason.sanitizer", n=len(findings))
     if not findings and not problems:  # this code is clean under these tools: not again
         binary = build.launcher_binary(check.src, check.plan, "gpu", check.target("gpu"))
-        for tool in tools:
+        for tool in ran:
             clean_marker(binary, tool).write_text("")

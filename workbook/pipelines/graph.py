@@ -66,6 +66,8 @@ def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, Dev
             check.result.compiler_output = check.result.compiler_output or packaged.output
             check.result.problem = check.result.problem or packaged.problem
         return {d: judge.device_result(d, Status.COMPILE_ERROR, "reason.precompile") for d in devices}
+    if check.spent("MAX graph"):
+        return {d: judge.device_result(d, Status.NOT_RUN, "reason.budget_spent") for d in devices}
     graph_dir = build.python_files(check.puzzle, check.options.solutions, check.given)
     results: dict[str, DeviceResult] = {}
     runnable = []
@@ -81,9 +83,11 @@ def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, Dev
         with check.stage(f"graph/{device}"):
             shards = shard(cases, settings.graph_shards())
             workers = [GraphWorker(check.children, check.puzzle, part, device, graph_dir, check.src.mojoc,
-                                   [cases[i] for i in indices], repeats) for indices in shards]
+                                   [cases[i] for i in indices], repeats, left=check.left) for indices in shards]
             tick = check.ticker(part.id, f"graph-{device}")
             raw = merge([w.collect(tick if n == 0 else None) for n, w in enumerate(workers)], shards)
+            if raw.status == "timeout":
+                check.spent(f"MAX graph ({device})", timed_out=True)
         results[device] = _judge_graph(check, device, part, raw, repeats)
         check.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
 

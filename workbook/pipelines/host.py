@@ -40,9 +40,11 @@ def run(check: Check, parts: list[Part]) -> None:
         indices = [i for p in mode_parts for i in check.indices(p)]
         with check.stage(f"run/{mode}"):
             raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, mode, repeats, indices,
-                                limit=check.options.run_timeout or time_limit(check, mode), tick=check.ticker("", mode),
-                                symbolize=check.symbolize)
+                                limit=check.capped(check.options.run_timeout or time_limit(check, mode)),
+                                tick=check.ticker("", mode), symbolize=check.symbolize)
         check.children.check()
+        if raw.status == "timeout":
+            check.spent(mode, timed_out=True)  # said only if it was the check's budget that ran out
         for part in mode_parts:
             with check.stage("judge"):
                 dev = judge.judge(check, mode, part, raw, orders=mode == "sim")
