@@ -43,6 +43,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -272,6 +273,40 @@ def trivial_build(repeat: int) -> Row:
     return row
 
 
+def compile_breakdown(repeat: int) -> Row:
+    """Where one compile's seconds go: `mojo build --mlir-timing` of p01's kernel as a plain
+    program (the compile a learner's edit costs), split into Mojo's front end ("Import
+    Mojo": parsing and importing), its MLIR passes (elaboration, lowering), the rest of the
+    pipeline (LLVM's optimisation and code generation: MLIR's report calls it "Rest"), and
+    the process around them (start-up, linking)."""
+    row = Row("mojo", "compile", "  p01's kernel for sm_90, split (--mlir-timing)")
+    work = Path(tempfile.mkdtemp(prefix="workbook-bench-compile-"))
+    try:
+        program = work / "p01_plain.mojo"
+        subprocess.run([sys.executable, str(HERE / "plain_kernel.py"), str(ROOT / "solutions/p01/map.mojo"),
+                        str(program)], check=True)
+        for i in range(repeat + 1):
+            text = program.read_text(encoding="utf-8")
+            program.write_text(text + f"\ncomptime BENCH_EDIT_{i} = {i}  # a new line of code: no cache hit\n",
+                               encoding="utf-8")
+            start = time.perf_counter()
+            done = subprocess.run([mojo(), "build", "--mlir-timing", "--target-accelerator=sm_90", str(program),
+                                   "-o", str(work / "p")],
+                                  capture_output=True, text=True, timeout=TIMEOUT)
+            wall = time.perf_counter() - start
+            if i == 0:
+                continue
+            top = {m.group(2).strip(): float(m.group(1)) for m in re.finditer(
+                r"^  \s*[\d.]+ \([ \d.]+%\)\s+([\d.]+) \([ \d.]+%\)  (\S.*)$", done.stderr, re.M)}
+            total, front, rest = top.get("Total", 0.0), top.get("Import Mojo", 0.0), top.get("Rest", 0.0)
+            row.samples.append(Sample(wall, done.returncode, stages={
+                "front end": front, "MLIR passes": max(0.0, total - front - rest), "LLVM and the rest": rest,
+                "process": max(0.0, wall - total)}))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
 def check_all(jobs: str | None) -> list[Row]:
     """`check --all --solutions`: once with every cache cold, then again with nothing changed."""
     copy = Copy("p01", keep=False)
@@ -353,7 +388,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", default="p18,p01")
-    parser.add_argument("--measure", default="quick,full,plain", help="which of quick, full, plain, unwatched")
+    parser.add_argument("--measure", default="quick,full,plain,compile",
+                        help="which of quick, full, plain, unwatched, compile")
     parser.add_argument("--baseline", help="a git revision to compare `run --quick` with, sample by sample")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--check-all", action="store_true", help="also time check --all --solutions, cold then warm")
@@ -371,6 +407,8 @@ def main() -> int:
         shutil.rmtree(baseline, ignore_errors=True)
     if "plain" in args.measure:
         rows.append(trivial_build(args.repeat))
+    if "compile" in args.measure:
+        rows.append(compile_breakdown(args.repeat))
     if args.check_all:
         rows += check_all(args.jobs)
     result = dict(meta, measurements=[dict(asdict(r), seconds=r.seconds, first_verdict=r.first_verdict, ok=r.ok)
