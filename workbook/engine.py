@@ -48,6 +48,7 @@ class Options:
     part: str | None = None  # run only this part
     seed: int | None = None  # the cases' seed; None: one drawn from the learner's files (seed_of)
     seeds: tuple[int, ...] = ()  # several seeds in one run (author verify): every seed's cases, one build
+    lines_later: bool = False  # sanitizers on the plain build; the one with line tables only if they find something
     force: bool = False  # run an untouched skeleton anyway (tests and authors)
     # compute-sanitizer on GPU parts: "all", "auto" (racecheck once per content), "off"
     sanitize: str = "auto"

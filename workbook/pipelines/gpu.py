@@ -44,9 +44,12 @@ def run(check: Check, parts: list[Part]) -> None:
     build (with line tables, so findings name the learner's line) compiles beside
     the plain one, which gives the verdict without waiting for it."""
     tools, note = _tools(check, parts)
-    pool = ThreadPoolExecutor(max_workers=1) if tools else None
+    later = check.options.lines_later
+    pool = ThreadPoolExecutor(max_workers=1) if tools and not later else None
     lined = pool.submit(build.launcher, check.children, check.src, check.plan, "gpu", check.target("gpu"),
                         lines=True) if pool else None
+    build_lined = (lambda: build.launcher(check.children, check.src, check.plan, "gpu", check.target("gpu"),
+                                          lines=True)) if tools and later else None
     try:
         built = check.build("gpu", "gpu")
         if built is None:
@@ -84,7 +87,9 @@ def run(check: Check, parts: list[Part]) -> None:
         elif lined is not None:
             with_lines = lined.result()
             _sanitize(check, with_lines if with_lines.ok else built, parts, indices, tools,
-                           sanitizer_limit(raw.seconds))
+                      sanitizer_limit(raw.seconds))
+        elif build_lined is not None:
+            _sanitize(check, built, parts, indices, tools, sanitizer_limit(raw.seconds), lined=build_lined)
         elif note is not None:
             for part in parts:
                 if check.kernels[part.id]["gpu"].status != Status.NOT_RUN:
@@ -126,12 +131,43 @@ def _needs_missing_sanitizer(check: Check, parts: list[Part]) -> None:
 
 
 def _sanitize(check: Check, built: build.Built, parts: list[Part], indices: list[int], tools: list[str],
-              limit: float) -> None:
-    """compute-sanitizer over every case (so over the one with the most threads too)."""
+              limit: float, lined=None) -> None:
+    """compute-sanitizer over every case (so over the one with the most threads too).
+    `lined` (a function that builds the launcher with line tables, or None when `built`
+    has them): the tools run on the plain build first, and only where one finds
+    something is the build with lines made, and those tools run again on it, so that
+    clean code (a solution, most of a course's check) never pays a third compile."""
+    findings, problems, ran = _run_tools(check, built, indices, tools, limit)
+    if lined is not None and findings:
+        with_lines = lined()
+        if with_lines.ok:
+            again = [t for t in ran if any(f.tool == t for f in findings)]
+            findings_again, problems_again, _ = _run_tools(check, with_lines, indices, again, limit)
+            if findings_again:  # the same bugs, now with their lines (a flaky race may not repeat)
+                findings = [f for f in findings if f.tool not in again] + findings_again
+                problems += problems_again
+    for part in parts:
+        dev = check.kernels[part.id]["gpu"]
+        if dev.status == Status.NOT_RUN:
+            continue
+        dev.tools = problems[0] if problems else msg("sanitizer.ran", tools=", ".join(ran) or "-")
+        dev.findings = (dev.findings or []) + findings
+        if findings:
+            dev.status = Status.FAIL
+            dev.explain("reason.sanitizer", n=len(findings))
+    if not findings and not problems:  # this code is clean under these tools: not again
+        binary = build.launcher_binary(check.src, check.plan, "gpu", check.target("gpu"))
+        for tool in ran:
+            clean_marker(binary, tool).write_text("")
+
+
+def _run_tools(check: Check, built: build.Built, indices: list[int], tools: list[str],
+               limit: float) -> tuple[list[Finding], list[Msg], list[str]]:
+    """Each tool over every case: what they found, what stopped them, which ran."""
     findings: list[Finding] = []
     problems: list[Msg] = []
     learner = {name: settings.shown(path) for name, path in check.src.files.items() if name in check.puzzle.edit}
-    ran = []
+    ran: list[str] = []
     for tool in tools:
         if check.spent(f"compute-sanitizer ({', '.join(tools[len(ran):])})"):
             break
@@ -156,16 +192,4 @@ def _sanitize(check: Check, built: build.Built, parts: list[Part], indices: list
             (keep / f"{check.puzzle.id}-{tool}.log").write_text(text)
         log.unlink(missing_ok=True)
         log.parent.rmdir()
-    for part in parts:
-        dev = check.kernels[part.id]["gpu"]
-        if dev.status == Status.NOT_RUN:
-            continue
-        dev.tools = problems[0] if problems else msg("sanitizer.ran", tools=", ".join(ran) or "-")
-        dev.findings = (dev.findings or []) + findings
-        if findings:
-            dev.status = Status.FAIL
-            dev.explain("reason.sanitizer", n=len(findings))
-    if not findings and not problems:  # this code is clean under these tools: not again
-        binary = build.launcher_binary(check.src, check.plan, "gpu", check.target("gpu"))
-        for tool in ran:
-            clean_marker(binary, tool).write_text("")
+    return findings, problems, ran
