@@ -232,8 +232,8 @@ class Check:
             self._kernel_stage()
             if self.failed_build is not None:
                 return self._compile_failed(self.failed_build)
-            if self.puzzle.kind == "op" and not self.options.quick and self._events:
-                self._events(Event("", "stage", msg("phase.kernels_done"), result=self._first_stage()))
+            if self.puzzle.kind == "op" and not self.options.quick:
+                self.partial("phase.kernels_done")
             graphs = graph_pipeline.run_parts(self, self.parts)
             for part in self.parts:
                 graph = graphs[part.id]
@@ -259,12 +259,19 @@ class Check:
         gpu = f"{self.gpu.name}/{self.gpu.target}" if self.gpu else "no GPU"
         return f"{gpu};gate={self.gate};sanitizer={sanitizer.locate()}"
 
+    def partial(self, key: str) -> None:
+        """Tell the watcher what is in so far (the verdicts of the plain runs), before a slow
+        stage that would otherwise hold them back: compute-sanitizer, the MAX graphs."""
+        if self._events:
+            self._events(Event("", "stage", msg(key), result=self._first_stage()))
+
     def _first_stage(self) -> PuzzleResult:
         """The result as the kernels left it: what watch shows while the graph builds."""
         first = PuzzleResult(self.puzzle.id, self.result.title, Status.PASS, self.puzzle.kind, seed=self.seed,
                              solutions=self.options.solutions, quick=True)
         for part in self.parts:
-            devices = self.kernels[part.id]
+            with self.lock:
+                devices = dict(self.kernels[part.id])
             first.parts.append(PartResult(part.id, verdict([d.status for d in devices.values()]), devices,
                                           part.atol, part.rtol))
         first.status = verdict([p.status for p in first.parts])

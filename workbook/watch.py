@@ -143,7 +143,7 @@ class Watcher:
             if run is None or run.number != number:
                 continue  # a cancelled run's last words
             if kind == "event" and payload.device == "stage" and payload.result is not None:
-                self.redraw(payload.result, partial=True)
+                self.redraw(payload.result, partial=True, next_key=payload.phase.key)
             elif kind == "done":
                 self.current = None
                 self._remember(payload)
@@ -160,14 +160,15 @@ class Watcher:
             self.ctx.warn(state.remember(result.id, result.status.value,
                                          {d: s.value for d, s in result.device_statuses().items()}))
 
-    def redraw(self, result: PuzzleResult, partial: bool = False) -> None:
+    def redraw(self, result: PuzzleResult, partial: bool = False, next_key: str = "") -> None:
         """The compact view, cut to the terminal's height: the whole report is a key away."""
         self.shown = result
         self.out.clear()
         self.out.print(t("watch.header", id=self.target, time=time.strftime("%H:%M:%S")), style="dim")
         after: list = []
         if partial:
-            after.append(Text(t("watch.graph_next"), style="cyan"))
+            after.append(Text(t("watch.sanitizers_next" if next_key == "phase.sanitizers_next" else "watch.graph_next"),
+                              style="cyan"))
         elif result.status in PASSING:
             following = self.following()
             after.append(Text(t("watch.passed_last", id=self.puzzle.id) if following is None else

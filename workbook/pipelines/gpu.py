@@ -85,10 +85,12 @@ def run(check: Check, parts: list[Part]) -> None:
                 if check.kernels[part.id]["gpu"].status != Status.NOT_RUN:
                     check.kernels[part.id]["gpu"].tools = msg("sanitizer.not_after_timeout")
         elif lined is not None:
+            check.partial("phase.sanitizers_next")  # the plain verdict now; the tools' when they are done
             with_lines = lined.result()
             _sanitize(check, with_lines if with_lines.ok else built, parts, indices, tools,
                       sanitizer_limit(raw.seconds))
         elif build_lined is not None:
+            check.partial("phase.sanitizers_next")
             _sanitize(check, built, parts, indices, tools, sanitizer_limit(raw.seconds), lined=build_lined)
         elif note is not None:
             for part in parts:
