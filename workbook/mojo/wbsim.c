@@ -195,6 +195,7 @@ static struct {
     int stacks_cap;
     ucontext_t main_ctx;
     thread_t *cur;           /* the simulated thread running now, NULL in the launcher */
+    thread_t *last_ran;      /* the thread that ran last: where a stop between two stretches was */
     thread_t cpu;            /* the CPU kernel, while it runs (mode cpu) */
     char *scratch;           /* block.* primitives exchange values here */
     char *warp_in, *warp_out; /* per thread: what it brought to a warp operation; what all brought, once complete */
@@ -921,6 +922,10 @@ static int context_wrote(void *uc) {
  * (when the instruction is in the simulator's own code) and the call it is in. */
 static void where(char *out, size_t n, uintptr_t pc) {
     thread_t *t = S.cur;
+    if (!t && S.last_ran) { /* stopped in the scheduler, between stretches: where the last thread was */
+        t = S.last_ran;
+        pc = 0;
+    }
     uintptr_t caller = t ? (uintptr_t)caller_of(t) : 0;
     uintptr_t last = t ? (uintptr_t)t->last_pc : 0;
     snprintf(out, n,
@@ -1361,6 +1366,7 @@ __attribute__((noinline)) static void run_thread(thread_t *t) {
     t->state = ST_RUNNING;
     t->stretch_started = now();
     S.cur = t;
+    S.last_ran = t;
     swapcontext(&S.main_ctx, &t->ctx);
     S.cur = NULL;
 }
@@ -1433,6 +1439,7 @@ __attribute__((noinline)) static void new_thread(int i, int block) {
 
 static void ensure_threads(int n) {
     if (n <= S.threads_cap) return;
+    S.last_ran = NULL; /* it pointed into the array freed here */
     free(S.threads);
     if (S.stacks) munmap(S.stacks, (size_t)S.stacks_cap * (STACK_BYTES + PAGE));
     S.threads = xcalloc((size_t)n, sizeof(thread_t));
