@@ -28,12 +28,18 @@ def test_gpu_names_come_from_the_simulator_and_the_rest_stays():
         "from wbsim import thread_idx, block_idx as b",
         "from wbsim import barrier",
         "from wbsim import AddressSpace",
-        "from max.gpu.host import DeviceContext",
+        "from wbsim import DeviceContext",
         "from layout import TileTensor; from wbsim import stack_allocation",
         "from std.math import exp",
         "def k():",
         "    pass",
     ]
+
+
+def test_a_host_function_gets_the_simulators_context_and_keeps_the_rest():
+    """ctx.enqueue_function in the learner's host code must launch on the simulator (p17, p19)."""
+    out = rewrite("from max.gpu.host import DeviceContext, DeviceBuffer\n")
+    assert out.splitlines() == ["from max.gpu.host import DeviceBuffer; from wbsim import DeviceContext"]
 
 
 def test_a_parenthesised_import_keeps_its_line_count():

@@ -35,6 +35,8 @@ PROVIDED = {
     # elementwise launches a kernel from host code: the simulator's makes the same launch.
     "max.algorithm.functional": {"elementwise": "wbsim"},
     "max.algorithm": {"elementwise": "wbsim"},
+    # A host function's ctx.enqueue_function launches on the simulator (p17, p19).
+    "max.gpu.host": {"DeviceContext": "wbsim"},
 }
 # Modules imported as a whole: `from max.gpu.primitives import warp` -> `import wbwarp as warp`.
 MODULES = {("max.gpu.primitives", "warp"): "wbwarp"}

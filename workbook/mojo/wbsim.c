@@ -1654,3 +1654,9 @@ static void host_access(uintptr_t a, size_t n, int write, void *pc) {
 i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
     return wbsim_launch(entry, kbox, blocks, 1, 1, threads, 1, 1, S.rep % 2, host_label, host_label_len);
 }
+
+/* ctx.enqueue_function in a learner's host function (wbsim.mojo's DeviceContext):
+ * the grid and block it asks for, under the same name and order. */
+i64 wbsim_host_launch3(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz) {
+    return wbsim_launch(entry, kbox, gx, gy, gz, bx, by, bz, S.rep % 2, host_label, host_label_len);
+}

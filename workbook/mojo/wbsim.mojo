@@ -20,7 +20,7 @@ from std.sys import size_of
 from std.utils.numerics import nan
 from layout import Coord, TileTensor
 from layout.tile_layout import TensorLayout
-from max.gpu.host import DeviceContext
+from max.gpu.host import Dim
 from max.gpu.memory import AddressSpace as _Space
 
 
@@ -503,3 +503,149 @@ def host_launch(label: StaticString):
 def host_done():
     """After the learner's host function: the host's accesses are its own again."""
     external_call["wbsim_host_done", NoneType]()
+
+
+# ---------------------------------------------------------------------------
+# DeviceContext: `from max.gpu.host import DeviceContext` is pointed here.
+# ---------------------------------------------------------------------------
+# A learner's host function (an op's launch glue, p17, p19) sizes a grid and
+# calls ctx.enqueue_function[kernel](args..., grid_dim=..., block_dim=...).
+# This context makes that launch on the simulator, with the grid and block the
+# learner asked for, so a grid one block short or a block of the wrong size
+# shows as it would on a GPU. Kernels of 1 to 6 arguments; nothing else of the
+# real context (buffers, copies) exists here.
+
+
+comptime _Arg = ImplicitlyCopyable & Deinitable  # what a launch keeps of each argument
+
+
+struct DeviceContext(ImplicitlyCopyable):
+    """The simulator's device: launches run at once, in order, on the CPU."""
+
+    def __init__(out self, api: StaticString = "gpu") raises:
+        pass
+
+    def synchronize(self) raises:
+        pass
+
+    def enqueue_function[
+        A: _Arg, //, func: def(A) thin -> None
+    ](self, a: A, *, grid_dim: Dim, block_dim: Dim) raises:
+        _enqueue(_Launch1[A, func](a), grid_dim, block_dim)
+
+    def enqueue_function[
+        A: _Arg, B: _Arg, //, func: def(A, B) thin -> None
+    ](self, a: A, b: B, *, grid_dim: Dim, block_dim: Dim) raises:
+        _enqueue(_Launch2[A, B, func](a, b), grid_dim, block_dim)
+
+    def enqueue_function[
+        A: _Arg, B: _Arg, C: _Arg, //,
+        func: def(A, B, C) thin -> None,
+    ](self, a: A, b: B, c: C, *, grid_dim: Dim, block_dim: Dim) raises:
+        _enqueue(_Launch3[A, B, C, func](a, b, c), grid_dim, block_dim)
+
+    def enqueue_function[
+        A: _Arg, B: _Arg, C: _Arg, D: _Arg, //,
+        func: def(A, B, C, D) thin -> None,
+    ](self, a: A, b: B, c: C, d: D, *, grid_dim: Dim, block_dim: Dim) raises:
+        _enqueue(_Launch4[A, B, C, D, func](a, b, c, d), grid_dim, block_dim)
+
+    def enqueue_function[
+        A: _Arg, B: _Arg, C: _Arg, D: _Arg,
+        E: _Arg, //,
+        func: def(A, B, C, D, E) thin -> None,
+    ](self, a: A, b: B, c: C, d: D, e: E, *, grid_dim: Dim, block_dim: Dim) raises:
+        _enqueue(_Launch5[A, B, C, D, E, func](a, b, c, d, e), grid_dim, block_dim)
+
+    def enqueue_function[
+        A: _Arg, B: _Arg, C: _Arg, D: _Arg,
+        E: _Arg, F: _Arg, //,
+        func: def(A, B, C, D, E, F) thin -> None,
+    ](self, a: A, b: B, c: C, d: D, e: E, f: F, *, grid_dim: Dim, block_dim: Dim) raises:
+        _enqueue(_Launch6[A, B, C, D, E, F, func](a, b, c, d, e, f), grid_dim, block_dim)
+
+
+def _enqueue[K: Kernel](kernel: K, grid_dim: Dim, block_dim: Dim) raises:
+    """One launch inside a host function; raises when the simulator stopped the case."""
+    var kbox = unsafe_alloc[K](1)
+    kbox.unsafe_write(copy=kernel)
+    var entry = external_call["wbsim_address", Int](_entry[K])
+    var stopped = external_call["wbsim_host_launch3", Int](
+        entry, Int(kbox), grid_dim.x(), grid_dim.y(), grid_dim.z(), block_dim.x(), block_dim.y(), block_dim.z()
+    )
+    if stopped != 0:
+        raise Error("the simulator stopped this case (see its findings)")
+
+
+@fieldwise_init
+struct _Launch1[A: _Arg, func: def(A) thin -> None](Kernel):
+    var a: Self.A
+
+    def run(self):
+        Self.func(self.a)
+
+
+@fieldwise_init
+struct _Launch2[A: _Arg, B: _Arg, func: def(A, B) thin -> None](Kernel):
+    var a: Self.A
+    var b: Self.B
+
+    def run(self):
+        Self.func(self.a, self.b)
+
+
+@fieldwise_init
+struct _Launch3[
+    A: _Arg, B: _Arg, C: _Arg, func: def(A, B, C) thin -> None
+](Kernel):
+    var a: Self.A
+    var b: Self.B
+    var c: Self.C
+
+    def run(self):
+        Self.func(self.a, self.b, self.c)
+
+
+@fieldwise_init
+struct _Launch4[
+    A: _Arg, B: _Arg, C: _Arg, D: _Arg,
+    func: def(A, B, C, D) thin -> None,
+](Kernel):
+    var a: Self.A
+    var b: Self.B
+    var c: Self.C
+    var d: Self.D
+
+    def run(self):
+        Self.func(self.a, self.b, self.c, self.d)
+
+
+@fieldwise_init
+struct _Launch5[
+    A: _Arg, B: _Arg, C: _Arg, D: _Arg,
+    E: _Arg, func: def(A, B, C, D, E) thin -> None,
+](Kernel):
+    var a: Self.A
+    var b: Self.B
+    var c: Self.C
+    var d: Self.D
+    var e: Self.E
+
+    def run(self):
+        Self.func(self.a, self.b, self.c, self.d, self.e)
+
+
+@fieldwise_init
+struct _Launch6[
+    A: _Arg, B: _Arg, C: _Arg, D: _Arg,
+    E: _Arg, F: _Arg, func: def(A, B, C, D, E, F) thin -> None,
+](Kernel):
+    var a: Self.A
+    var b: Self.B
+    var c: Self.C
+    var d: Self.D
+    var e: Self.E
+    var f: Self.F
+
+    def run(self):
+        Self.func(self.a, self.b, self.c, self.d, self.e, self.f)

@@ -1,0 +1,1 @@
+# The Mojo package MAX loads for this puzzle: see embedding.mojo.

@@ -1,0 +1,71 @@
+"""Puzzle 21 reference: output[b, s, :] = weights[indices[b, s], :].
+
+Both parts compute the same lookup, with two thread layouts (see
+op/embedding.mojo). Which input makes each step of a kernel decide the answer:
+- the token number, not the position: indices are never the identity, and
+  vocab differs from every other size, so a kernel that reads row p (or row
+  b, or row s) copies the wrong row;
+- the last row and repeats: '2 x 9 positions, 5 tokens, dim 33' uses 18
+  positions over 5 rows, row 4 (the last) and row 0 among them; 'one position,
+  the last row' reads only row vocab - 1;
+- splitting a position into (b, s) by seq, not by batch: batch and seq
+  differ in every case with batch > 1 ('3 x 5 positions' first);
+- splitting an output number into (position, value) by dim: dim is 7, 16, 33,
+  50 and 130, never equal to seq or batch;
+- the guards: dim 33 and 130 leave partial blocks along y (BLOCK_Y = 8), and
+  element counts that are not multiples of TPB (every case but 'one block,
+  2 x 4 x 16') leave a partial last block: a missing guard writes past the
+  output or reads past the indices (the simulator stops there);
+- more blocks than a block has threads: '4 x 40 positions, dim 130' (20800
+  values: 163 blocks of 128 in part coalesced, 10 x 17 in part 2d);
+- a size drawn from the seed among a few ("random seq n").
+The parts' access budgets hold each thread to one value: one read of
+indices, one of weights, one write.
+
+Exact comparison: a lookup copies values, so the right answer is the
+weights' own float32 bits. The weights are normal random values with more
+significant bits than float16 or bfloat16 hold: a copy through 16 bits
+fails every case.
+"""
+
+import numpy as np
+
+SEEDED_SEQ = (12, 25, 47, 64)
+
+# name, Korean, batch, seq, vocab, dim
+_SHAPES = [
+    ("one position, the last row", "위치 1개, 마지막 행", 1, 1, 10, 7),
+    ("2 x 9 positions, 5 tokens, dim 33", "위치 2 x 9개, 토큰 5개, dim 33", 2, 9, 5, 33),
+    ("3 x 5 positions, every token different", "위치 3 x 5개, 모두 다른 토큰", 3, 5, 40, 16),
+    ("one block, 2 x 4 x 16", "블록 하나, 2 x 4 x 16", 2, 4, 20, 16),
+    ("4 x 40 positions, dim 130", "위치 4 x 40개, dim 130", 4, 40, 1000, 130),
+]
+
+
+def _case(name: str, korean: str, rng: np.random.Generator, batch: int, seq: int, vocab: int, dim: int,
+          **extra) -> dict:
+    positions = batch * seq
+    if name.startswith("one position"):
+        tokens = np.array([vocab - 1])
+    elif positions <= vocab:
+        tokens = rng.permutation(vocab)[:positions]
+        tokens[rng.integers(positions)] = vocab - 1  # the last row, once at least
+    else:
+        tokens = rng.integers(0, vocab, positions)
+        spots = rng.choice(positions, 2, replace=False)
+        tokens[spots] = [0, vocab - 1]
+    weights = rng.normal(size=(vocab, dim)).astype(np.float32)
+    return {"name": name, "label": {"en": name, "ko": korean},
+            "params": {"batch": batch, "seq": seq, "vocab": vocab, "dim": dim},
+            "inputs": {"indices": tokens.reshape(batch, seq).astype(np.int32), "weights": weights}, **extra}
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    n = int(rng.choice(SEEDED_SEQ))
+    found = [_case(name, ko, rng, *shape) for name, ko, *shape in _SHAPES]
+    found.append(_case(f"random seq {n}", f"무작위 seq {n}", rng, 3, n, 300, 50, seeded=True))
+    return found
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    return {"output": case["inputs"]["weights"][case["inputs"]["indices"]]}
