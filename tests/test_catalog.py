@@ -168,3 +168,24 @@ def test_every_solution_is_translated_and_both_skeletons_hold_the_same_code():
             assert skeleton.code_of(english) == skeleton.code_of(korean), path
             assert skeleton.count_gaps(english) == skeleton.count_gaps(korean) >= 1, path
             assert len(re.findall(r"[가-힣]", korean)) > 20, path
+
+
+@pytest.mark.parametrize("edit,message", [
+    (("max_sectors_per_request = 8", "max_sectors_per_request = -1"), "a number of at least 0"),
+    (("max_sectors_per_request = 8", "max_sectors = 8"), "unknown traffic keys"),
+    (("max_sectors_per_request = 8", "access = \"both\"\nmax_sectors_per_request = 8"), "\"load\" or \"store\""),
+    (("max_sectors_per_request = 8\nwhy.en", "max_sectors_per_request = 8\nwhy.fr"), "say why"),
+])
+def test_traffic_limit_mistakes_name_the_key(root, edit, message):
+    path = root / "puzzles/p21/puzzle.toml"
+    assert edit[0] in path.read_text()
+    path.write_text(path.read_text().replace(*edit))
+    with pytest.raises(catalog.CatalogError, match=message):
+        catalog.load("p21")
+
+
+def test_traffic_limits_are_read(root):
+    part = catalog.load("p21").parts[0]
+    assert [(t.kernel, t.access, t.limits) for t in part.traffic] == [
+        ("embedding_coalesced", "", (("max_sectors_per_request", 8.0),))]
+    assert catalog.load("p21").parts[1].show_traffic

@@ -356,3 +356,34 @@ def test_a_shuffle_reading_a_lane_that_finished_is_a_finding(book):
     sim = run(book, "warps", change)
     found = only(sim, "warp_lane_finished")
     assert found.line == line(book, "output[row, 1] = warp.sum(v)", change)
+
+
+def test_traffic_counters(book):
+    """Each rule of the traffic counters against costs worked out by hand, for two warps of
+    32 lanes (float32: 4 bytes a lane). Global memory: distinct 32-byte sectors per warp
+    request, and at best the distinct bytes packed into sectors. Shared memory: 32 banks of
+    4 bytes; a request takes as many wavefronts as its busiest bank has distinct words."""
+    dev = run(book, "traffic")
+    assert dev.status == Status.PASS, dev.reasons
+    got = {(x.line, x.space, x.access): x for x in dev.traffic}
+
+    def cost(text, space, access):
+        x = got[(line(book, text), space, access)]
+        return x.requests, x.per_request, x.ideal_per_request, x.conflicts_per_request
+
+    # Global loads, two warps a line: (requests, sectors per request, fewest, -)
+    assert cost("output[i, 0] = a[i][0]", "global", "load")[:3] == (2, 4, 4)  # 128 bytes in a row
+    assert cost("output[i, 1] = a[2 * i][0]", "global", "load")[:3] == (2, 8, 4)  # every other word
+    assert cost("output[i, 2] = a[0][0]", "global", "load")[:3] == (2, 1, 1)  # one word: one sector
+    assert cost("output[i, 3] = a[i + 1][0]", "global", "load")[:3] == (2, 5, 4)  # across a sector's edge
+    assert cost("output[i, 4] = a[32 * i][0]", "global", "load")[:3] == (2, 32, 4)  # a sector per lane
+    # Rows of 8 floats are 32 bytes: a store to one column puts each lane in a sector of its own.
+    assert cost("output[i, 0] = a[i][0]", "global", "store")[:3] == (2, 32, 4)
+    # Shared stores and loads: (requests, wavefronts, fewest, bank conflicts per request)
+    assert cost("s[i] = a[i][0]", "shared", "store") == (2, 1, 1, 0)  # a bank a lane
+    assert cost("s[64 + 2 * i] = 1.0", "shared", "store") == (2, 2, 1, 1)  # 16 banks, two words each
+    assert cost("s[192 + 32 * i] = 2.0", "shared", "store") == (2, 32, 1, 31)  # one bank, 32 words
+    assert cost("s[2240 + 33 * i] = 3.0", "shared", "store") == (2, 1, 1, 0)  # padded: a bank a lane
+    assert cost("output[i, 5] = s[0][0]", "shared", "load") == (2, 1, 1, 0)  # one word: a broadcast
+    # The k-th access of each lane at one line goes with the k-th of the others: a loop of two.
+    assert cost("output[i, 6 + k] = s[(i + 32 * k) % 64][0]", "shared", "load") == (4, 1, 1, 0)

@@ -105,6 +105,24 @@ class Budget:
     why: dict[str, str]
 
 
+TRAFFIC_LIMITS = ("max_sectors_per_request", "max_bank_conflicts")
+
+
+@dataclass(frozen=True)
+class TrafficLimit:
+    """What a part's text asks of the cost of its memory accesses on a GPU, checked on
+    the simulator's traffic counters (each line of the kernel, averaged over the warp-wide
+    requests it made): global loads and stores touching at most so many 32-byte sectors
+    per request (coalescing), shared accesses with at most so many bank conflicts (extra
+    wavefronts) per request. `access` limits it to loads or stores; `kernel` to one
+    launch; `why` says it in the learner's words when it is broken."""
+
+    kernel: str
+    access: str  # "", "load" or "store"
+    limits: tuple[tuple[str, float], ...]
+    why: dict[str, str]
+
+
 @dataclass(frozen=True)
 class Part:
     id: str
@@ -129,6 +147,8 @@ class Part:
     ops: tuple[str, ...] = ()  # op puzzles: the custom ops this part's graph must call
     sanitizers: tuple[str, ...] = ()  # compute-sanitizer tools this part always needs on a GPU
     budgets: tuple[Budget, ...] = ()  # access budgets, checked on the simulator
+    traffic: tuple[TrafficLimit, ...] = ()  # memory-traffic limits, checked on the simulator
+    show_traffic: bool = False  # the report shows the traffic table without a limit to check
     # Why this part's sizes cannot go beyond the puzzle's constants (one block of TPB
     # threads, SIZE = 128): author verify then asks for no case beyond them, nor a seeded one.
     fixed_size: str = ""
@@ -376,6 +396,28 @@ def _budget(raw: dict, where: str) -> Budget:
     return Budget(str(raw.get("kernel", "")), limits, {str(k): str(v) for k, v in why.items()})
 
 
+def _traffic(raw: dict, where: str) -> TrafficLimit:
+    unknown = set(raw) - {*TRAFFIC_LIMITS, "kernel", "access", "why"}
+    if unknown:
+        raise ManifestError(f"{where}: unknown traffic keys {sorted(unknown)}; use {TRAFFIC_LIMITS}")
+    limits = []
+    for key in TRAFFIC_LIMITS:
+        if key in raw:
+            value = raw[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ManifestError(f"{where}.{key}: a number of at least 0, not {value!r}")
+            limits.append((key, float(value)))
+    if not limits:
+        raise ManifestError(f"{where}: a traffic limit needs at least one of {TRAFFIC_LIMITS}")
+    access = str(raw.get("access", ""))
+    if access not in ("", "load", "store"):
+        raise ManifestError(f"{where}.access: \"load\" or \"store\", not {access!r}")
+    why = raw.get("why", {})
+    if not isinstance(why, dict) or "en" not in why:
+        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" (and why.ko)")
+    return TrafficLimit(str(raw.get("kernel", "")), access, tuple(limits), {str(k): str(v) for k, v in why.items()})
+
+
 def _fixed_size(raw: dict, where: str) -> str:
     if "fixed_size" not in raw:
         return ""
@@ -439,6 +481,8 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         ops=tuple(raw.get("ops", ops)),
         sanitizers=_tools(raw.get("sanitizers", []), where),
         budgets=tuple(_budget(b, f"{where}.budget[{i}]") for i, b in enumerate(raw.get("budget", []))),
+        traffic=tuple(_traffic(b, f"{where}.traffic[{i}]") for i, b in enumerate(raw.get("traffic", []))),
+        show_traffic=bool(raw.get("show_traffic", False)),
         fixed_size=_fixed_size(raw, where),
     )
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from . import compare, kernelrun, launcher, settings, simfindings
 from .catalog import Part
 from .i18n import Msg, msg
-from .results import CaseResult, DeviceResult, Finding, LaunchAccess, Picture, Status
+from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, Status
 
 if TYPE_CHECKING:
     from .engine import Check
@@ -80,7 +80,72 @@ def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, order
             dev.findings = (dev.findings or []) + broken
             dev.status = Status.FAIL
             dev.explain("reason.budget", n=len(broken))
+        if part.traffic or part.show_traffic:
+            kernels = {a.kernel for a in dev.access}
+            dev.traffic = traffic(check, raw, kernels)
+            costly = traffic_findings(part, dev.traffic)
+            if costly:
+                dev.findings = (dev.findings or []) + costly
+                dev.status = Status.FAIL
+                dev.explain("reason.traffic", n=len(costly))
     return dev
+
+
+# result.json's sites: [pc, caller, kernel, global reads, global writes, shared reads, shared
+# writes, global requests, sectors, ideal sectors, shared requests, wavefronts, ideal wavefronts]
+SITE_TRAFFIC = 7
+
+
+def traffic(check: Check, raw: kernelrun.KernelRun, kernels: set[str]) -> list[LineTraffic]:
+    """Per line of the learner's kernels: its warp-wide requests to global and shared memory
+    and what they would cost a GPU (wbsim.c prices them), loads and stores apart."""
+    ids = {n for n, site in enumerate(raw.sites, 1)
+           if len(site) >= SITE_TRAFFIC + 6 and site[2] in kernels and (site[SITE_TRAFFIC] or site[SITE_TRAFFIC + 3])}
+    if not ids or raw.binary is None:
+        return []
+    places = check.symbolize(raw.binary, raw.sites, ids, {})
+    lines: dict[tuple, list[int]] = {}
+    for sid in sorted(ids):
+        site, place = raw.sites[sid - 1], places.get(sid)
+        where = (place.file, place.line, place.text) if place else ("", 0, "")
+        for space, at in (("global", SITE_TRAFFIC), ("shared", SITE_TRAFFIC + 3)):
+            requests, cost, ideal = (int(v) for v in site[at:at + 3])
+            if not requests:
+                continue
+            reads, writes = (site[3], site[4]) if space == "global" else (site[5], site[6])
+            key = (site[2], *where, space, "load" if reads >= writes else "store")
+            total = lines.setdefault(key, [0, 0, 0])
+            total[0] += requests
+            total[1] += cost
+            total[2] += ideal
+    found = []
+    for (kernel, file, line, text, space, access), (requests, cost, ideal) in lines.items():
+        found.append(LineTraffic(
+            kernel, file, line, space, access, requests, cost, ideal, round(cost / requests, 2),
+            round(ideal / requests, 2), round((cost - ideal) / requests, 2) if space == "shared" else 0.0, text))
+    found.sort(key=lambda x: (x.kernel, x.file, x.line, x.space, x.access))
+    return found
+
+
+def traffic_findings(part: Part, lines: list[LineTraffic]) -> list[Finding]:
+    """One finding per line that costs more than the part's traffic limits allow."""
+    found: list[Finding] = []
+    for limit in part.traffic:
+        for name, most in limit.limits:
+            space = "global" if name == "max_sectors_per_request" else "shared"
+            for x in lines:
+                if x.space != space or (limit.kernel and x.kernel != limit.kernel) \
+                        or (limit.access and x.access != limit.access):
+                    continue
+                value = x.per_request if space == "global" else x.conflicts_per_request
+                if value <= most:
+                    continue
+                message = msg("finding.traffic_" + space, kernel=x.kernel, line=x.line or "?",
+                              access=msg("traffic." + x.access), value=f"{value:g}", limit=f"{most:g}",
+                              ideal=f"{x.ideal_per_request:g}", why=limit.why)
+                found.append(Finding("sim", "traffic", message, kernel=x.kernel, file=x.file,
+                                     line=x.line or None, source=x.source))
+    return found
 
 
 def _budgets(check: Check, part: Part, dev: DeviceResult, raw: kernelrun.KernelRun) -> list[Finding]:
@@ -115,7 +180,7 @@ def _budget_lines(check: Check, raw: kernelrun.KernelRun, kernel: str, name: str
     """The learner's lines that made the kind of access a budget limits."""
     column = {"max_global_reads": 3, "max_global_writes": 4, "max_shared_reads": 5, "max_shared_writes": 6,
               "min_shared_writes": 6, "max_writes_per_element": 4, "max_global_reads_per_warp": 3}[name]
-    ids = {n for n, site in enumerate(raw.sites, 1) if len(site) == 7 and site[2] == kernel and site[column]}
+    ids = {n for n, site in enumerate(raw.sites, 1) if len(site) >= 7 and site[2] == kernel and site[column]}
     if not ids or raw.binary is None:
         return ""
     places = check.symbolize(raw.binary, raw.sites, ids, {})

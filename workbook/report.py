@@ -219,11 +219,37 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
         console.print(indented(t("report.repeats", n=dev.repeats), style="dim"))
     if dev.device == "sim" and dev.cases:
         console.print(indented(t("report.sim_orders"), style="dim"))
+    if dev.traffic:
+        render_traffic(console, dev)
     if dev.reasons:
         console.print(indented(reasons(dev), style="bold red"))
     failing = first_failing(dev)
     if failing is not None:
         render_case_detail(console, failing)
+
+
+def render_traffic(console: Console, dev: DeviceResult) -> None:
+    """The simulator's traffic counters, a row per line: what a GPU would move for it."""
+    console.print(indented(t("report.traffic_title"), style="bold"))
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    table.add_column(t("report.col.line"), justify="right", no_wrap=True)
+    table.add_column(t("report.col.memory"), no_wrap=True)
+    table.add_column(t("report.col.requests"), justify="right", no_wrap=True)
+    table.add_column(t("report.col.cost"), no_wrap=True)
+    table.add_column("", overflow="fold", ratio=1)
+    kernels = {x.kernel for x in dev.traffic}
+    flagged = {(f.kernel, f.line) for f in dev.findings or [] if f.kind == "traffic"}
+    for x in dev.traffic:
+        if x.space == "global":
+            cost = t("report.traffic_sectors", value=f"{x.per_request:g}", ideal=f"{x.ideal_per_request:g}")
+        else:
+            cost = t("report.traffic_conflicts", value=f"{x.conflicts_per_request:g}")
+        where = f"{x.kernel}: {x.source}" if len(kernels) > 1 else x.source
+        style = "red" if (x.kernel, x.line) in flagged else ""
+        table.add_row(str(x.line or "?"), f"{t('report.traffic_' + x.space)} {t('traffic.' + x.access)}",
+                      str(x.requests), Text(cost, style=style), Text(where, style="dim"))
+    console.print(Padding(table, (0, 0, 0, 2)))
+    console.print(indented(t("report.traffic_note"), style="dim"))
 
 
 def first_failing(dev: DeviceResult) -> CaseResult | None:

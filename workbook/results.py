@@ -168,6 +168,27 @@ class LaunchAccess:
 
 
 @dataclass
+class LineTraffic:
+    """What one line's global or shared loads (or stores) would cost a GPU, priced by the
+    simulator over the warp-wide requests that line made (the first repeat of every case):
+    global memory in 32-byte sectors, shared memory in wavefronts. `ideal` is the least
+    the same bytes could cost; for shared memory, every wavefront past it is a bank conflict."""
+
+    kernel: str
+    file: str
+    line: int
+    space: str  # global | shared
+    access: str  # load | store
+    requests: int
+    cost: int  # sectors (global) or wavefronts (shared)
+    ideal: int
+    per_request: float  # cost / requests
+    ideal_per_request: float
+    conflicts_per_request: float = 0.0  # shared: (cost - ideal) / requests
+    source: str = ""  # the text of that line
+
+
+@dataclass
 class DeviceResult:
     device: str  # cpu, gpu or sim
     status: Status
@@ -182,6 +203,7 @@ class DeviceResult:
     tools: Msg | None = None  # which tools ran, or why none did
     output: str = ""  # a crash's own words (a traceback, the runtime's message), shown as they came
     access: list[LaunchAccess] = field(default_factory=list)  # the simulator: what each launch's threads did
+    traffic: list[LineTraffic] = field(default_factory=list)  # the simulator: what each line would cost a GPU
 
     def explain(self, key: str, **values) -> None:
         self.reasons.append(Msg(key, values))

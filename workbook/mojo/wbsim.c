@@ -136,6 +136,10 @@ typedef struct {
     int file_len, line, col;
     u64 accesses[4];         /* the first repeat's: global reads, global writes, shared reads, shared writes */
     char launch[48];         /* the kernel that first made them */
+    /* The first repeat's traffic (see "Memory traffic"): warp-wide requests, and what they
+     * cost a GPU against what they would cost at best: 32-byte sectors of global memory,
+     * wavefronts of shared memory (a wavefront past the best is a bank conflict). */
+    u64 g_requests, g_sectors, g_ideal, s_requests, s_wavefronts, s_ideal;
 } site_t;
 
 typedef struct {
@@ -506,9 +510,155 @@ static int unordered(u64 ep, int tid) {
     return EP_ROUND(ep) == EP_ROUND(S.epoch);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Memory traffic: what each warp-wide access would cost a GPU               */
+/* ------------------------------------------------------------------------- */
+
+/* A GPU serves the 32 lanes of a warp that execute one load or store together, as one
+ * request. The simulator runs one thread at a time, so it puts the request back
+ * together: the k-th access a lane makes at one instruction belongs with the k-th
+ * access of every other lane of its warp at that instruction. When the block is done,
+ * each request is priced by NVIDIA's rules:
+ * - global memory moves in 32-byte sectors: a request costs the distinct sectors its
+ *   lanes touch; at best, its distinct bytes packed into whole sectors;
+ * - shared memory has 32 banks of 4 bytes: a request takes as many wavefronts as the
+ *   busiest bank has distinct 4-byte words (lanes reading one word share it); at best,
+ *   its distinct words over 32 banks. Every wavefront past the best is a bank conflict.
+ * Counted in the first repeat, like the budgets' counts. */
+
+#define TRAFFIC_MAX_REQUESTS (1 << 17) /* per block; past it, the rest is not priced */
+
+typedef struct {
+    u64 key;                 /* warp, site, occurrence; 0 = empty */
+    u32 site;
+    uint8_t shared, lanes;
+    u64 addr[WARP];          /* each lane's address (shared: from the arena's start) */
+    u32 bytes[WARP];
+} request_t;
+
+typedef struct { u64 key; u32 value; } slot_t;
+
+static struct {
+    slot_t *seen;            /* (thread, site) -> how many accesses it made there: its occurrence */
+    u32 seen_cap, seen_n;
+    slot_t *index;           /* (warp, site, occurrence) -> its request, 1-based */
+    u32 index_cap;
+    request_t *requests;
+    u32 n, cap;
+    u64 unpriced;            /* accesses past TRAFFIC_MAX_REQUESTS */
+} T;
+
+static u64 mix(u64 k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return k;
+}
+
+/* The slot for `key` in an open-addressed table of `cap` (a power of two). */
+static slot_t *slot(slot_t *table, u32 cap, u64 key) {
+    u32 k = (u32)mix(key) & (cap - 1);
+    while (table[k].key && table[k].key != key) k = (k + 1) & (cap - 1);
+    return &table[k];
+}
+
+static slot_t *grow(slot_t *table, u32 *cap) {
+    u32 old = *cap, bigger = old ? old * 2 : 4096;
+    slot_t *fresh = xcalloc(bigger, sizeof(slot_t));
+    for (u32 i = 0; i < old; i++)
+        if (table[i].key) *slot(fresh, bigger, table[i].key) = table[i];
+    free(table);
+    *cap = bigger;
+    return fresh;
+}
+
+static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
+    thread_t *t = S.cur;
+    if (T.seen_n * 2 >= T.seen_cap) T.seen = grow(T.seen, &T.seen_cap);
+    slot_t *mine = slot(T.seen, T.seen_cap, ((u64)(t->linear + 1) << 32) | site);
+    if (!mine->key) {
+        mine->key = ((u64)(t->linear + 1) << 32) | site;
+        T.seen_n++;
+    }
+    u32 occurrence = mine->value++;
+    u64 key = ((u64)(t->linear / WARP + 1) << 58) | ((u64)(site & 0x3FFFFFF) << 32) | occurrence;
+    if (T.n * 2 >= T.index_cap) {
+        if (T.n >= TRAFFIC_MAX_REQUESTS) {
+            T.unpriced++;
+            return;
+        }
+        T.index = grow(T.index, &T.index_cap);
+    }
+    slot_t *where = slot(T.index, T.index_cap, key);
+    if (!where->key) {
+        if (T.n == T.cap) {
+            T.cap = T.cap ? T.cap * 2 : 1024;
+            T.requests = realloc(T.requests, (size_t)T.cap * sizeof(request_t));
+            if (!T.requests) die("out of memory");
+        }
+        request_t *r = &T.requests[T.n];
+        r->key = key, r->site = site, r->shared = (uint8_t)shared, r->lanes = 0;
+        where->key = key;
+        where->value = ++T.n;
+    }
+    request_t *r = &T.requests[where->value - 1];
+    if (r->lanes < WARP) {
+        r->addr[r->lanes] = shared ? a - S.arena->base : a;
+        r->bytes[r->lanes] = (u32)n;
+        r->lanes++;
+    }
+}
+
+static int by_u64(const void *x, const void *y) {
+    u64 a = *(const u64 *)x, b = *(const u64 *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The distinct units (of 1 << shift bytes) the lanes of a request touch, sorted, in `out`. */
+static size_t units(const request_t *r, int shift, u64 *out, size_t cap) {
+    size_t m = 0;
+    for (int l = 0; l < r->lanes; l++) {
+        u64 first = r->addr[l] >> shift, last = (r->addr[l] + (r->bytes[l] ? r->bytes[l] : 1) - 1) >> shift;
+        for (u64 u = first; u <= last && m < cap; u++) out[m++] = u;
+    }
+    qsort(out, m, sizeof(u64), by_u64);
+    size_t d = 0;
+    for (size_t i = 0; i < m; i++)
+        if (d == 0 || out[i] != out[d - 1]) out[d++] = out[i];
+    return d;
+}
+
+/* The block is done: price its requests into their sites, and start afresh. */
+static void traffic_flush(void) {
+    static u64 unit[WARP * 64];
+    for (u32 i = 0; i < T.n; i++) {
+        request_t *r = &T.requests[i];
+        site_t *site = &S.sites[r->site];
+        if (r->shared) {
+            size_t words = units(r, 2, unit, sizeof unit / sizeof unit[0]);
+            u32 per_bank[WARP] = {0}, busiest = 0;
+            for (size_t w = 0; w < words; w++)
+                if (++per_bank[unit[w] % WARP] > busiest) busiest = per_bank[unit[w] % WARP];
+            site->s_requests++;
+            site->s_wavefronts += busiest;
+            site->s_ideal += (words + WARP - 1) / WARP;
+        } else {
+            size_t sectors = units(r, 5, unit, sizeof unit / sizeof unit[0]);
+            size_t bytes = units(r, 0, unit, sizeof unit / sizeof unit[0]);
+            site->g_requests++;
+            site->g_sectors += sectors;
+            site->g_ideal += (bytes + 31) / 32;
+        }
+    }
+    if (T.n && T.index) memset(T.index, 0, (size_t)T.index_cap * sizeof(slot_t));
+    if (T.seen_n && T.seen) memset(T.seen, 0, (size_t)T.seen_cap * sizeof(slot_t));
+    T.n = 0;
+    T.seen_n = 0;
+}
+
 /* Per thread (counters.bin) and per site (result.json's sites): what the first repeat
  * read and wrote, so that a part's access budget can be checked and its lines named. */
-static void count(int shared, int write, size_t n, void *pc) {
+static void count(int shared, int write, uintptr_t a, size_t n, void *pc) {
     thread_t *t = S.cur;
     if (!S.counts || t->gtid < 0) return;
     u32 *c = &S.counts[(size_t)t->gtid * 8];
@@ -519,6 +669,7 @@ static void count(int shared, int write, size_t n, void *pc) {
     site_t *site = &S.sites[id];
     if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
+    if (S.mode == 1) traffic_access(shared, a, n, id);
 }
 
 static void outside(uintptr_t a, size_t n, int write, u32 site) {
@@ -562,7 +713,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
     if (!r || a + n > r->base + r->bytes) {
         site = site_of(pc, caller_of(t));
         outside(a, n, write, site);
-        count(0, write, n, pc);
+        count(0, write, a, n, pc);
         return;
     }
     int shared = r->role == ROLE_SHARED;
@@ -573,11 +724,11 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
         if (k < 0 || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
             site = site_of(pc, caller_of(t));
             outside(a, n, write, site);
-            count(1, write, n, pc);
+            count(1, write, a, n, pc);
             return;
         }
     }
-    count(shared, write, n, pc);
+    count(shared, write, a, n, pc);
     int in_kernel = S.mode == 1;
     int region_id = shared ? -1 : (int)(r - S.regions);
     int reported = 0;
@@ -874,11 +1025,15 @@ static void write_result(const char *status, const char *message) {
         } else {
             jput("%s[%llu, %llu, ", i > 1 ? ", " : "", (unsigned long long)s->pc, (unsigned long long)s->caller);
             jstr(s->launch);
-            jput(", %llu, %llu, %llu, %llu]", (unsigned long long)s->accesses[0], (unsigned long long)s->accesses[1],
-                 (unsigned long long)s->accesses[2], (unsigned long long)s->accesses[3]);
+            jput(", %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu]", (unsigned long long)s->accesses[0],
+                 (unsigned long long)s->accesses[1], (unsigned long long)s->accesses[2],
+                 (unsigned long long)s->accesses[3], (unsigned long long)s->g_requests,
+                 (unsigned long long)s->g_sectors, (unsigned long long)s->g_ideal,
+                 (unsigned long long)s->s_requests, (unsigned long long)s->s_wavefronts,
+                 (unsigned long long)s->s_ideal);
         }
     }
-    jput("]");
+    jput("], \"unpriced_accesses\": %llu", (unsigned long long)T.unpriced);
     if (S.timeout_json[0]) jput(", \"timeout\": %s", S.timeout_json);
     jput("%s}", S.shared_table);
     char path[4200];
@@ -1593,6 +1748,7 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
             }
         }
         if (S.keep_shared && S.nallocs > 0) shared_snapshot();
+        traffic_flush();
         if (S.shared_problem && !result) {
             finding_t *f = finding(S.shared_problem == 1 ? "shared_overflow" : "shared_calls_differ", -1, -1, 0, 0,
                                    NULL);

@@ -31,6 +31,9 @@ def _warps(a: np.ndarray) -> np.ndarray:
 def cases(rng, part):
     if part in ("warps", "partial_warps"):
         return _warp_cases(rng)
+    if part == "traffic":
+        return [{"name": "two warps", "label": {"en": "two warps", "ko": "워프 두 개"}, "params": {},
+                 "inputs": {"a": rng.permutation(2048).astype(np.float32)}}]
     if part == "ids":
         return [{"name": name, "label": {"en": name, "ko": name},
                  "params": dict(zip(("gx", "gy", "gz", "dx", "dy", "dz"), dims)), "inputs": {}}
@@ -53,6 +56,13 @@ def expected(case, part):
                                              bx * p["dx"] + tx])
         return {"ids": np.array(rows, dtype=np.float64)}
     a = case["inputs"]["a"].astype(np.float32)
+    if part == "traffic":
+        i = np.arange(64)
+        s = np.zeros(4352, dtype=np.float32)
+        s[i] = a[i]
+        s[64 + 2 * i], s[192 + 32 * i], s[2240 + 33 * i] = 1, 2, 3
+        return {"output": np.stack([a[i], a[2 * i], np.full(64, a[0]), a[i + 1], a[32 * i], np.full(64, s[0]),
+                                    s[i], s[(i + 32) % 64]], axis=1).astype(np.float64)}
     if part == "warps":
         return {"output": _warps(a.astype(np.float64))}
     if part == "partial_warps":  # not meant to pass: what lanes with no thread give is undefined

@@ -113,3 +113,27 @@ def warp_ops[size: Int, threads: Int](
     output[row, 6] = warp.max(v)
     var ballot = warp.vote[DType.uint32](v > 3)
     output[row, 7] = Float32(ballot & 0xFFF) + Float32(ballot >> 20) * 4096 + Float32(WARP_SIZE - 32)
+
+
+def traffic(
+    output: TileTensor[mut=True, dtype, Row8[64], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[2048], ImmutAnyOrigin],
+):
+    """One block of 64 threads (two warps); each line one access pattern whose cost on a
+    GPU is known by hand (tests/test_sim.py's test_traffic_counters)."""
+    var i = Int(thread_idx.x)
+    # FILL IN: (nothing to do: this file is a test fixture)
+    var s = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[4352]())
+    output[i, 0] = a[i][0]  # unit stride
+    output[i, 1] = a[2 * i][0]  # stride 2
+    output[i, 2] = a[0][0]  # one word for all
+    output[i, 3] = a[i + 1][0]  # off by one element
+    output[i, 4] = a[32 * i][0]  # stride 32
+    s[i] = a[i][0]  # shared, unit stride
+    s[64 + 2 * i] = 1.0  # shared, stride 2
+    s[192 + 32 * i] = 2.0  # shared, stride 32
+    s[2240 + 33 * i] = 3.0  # shared, stride 33 (padded)
+    barrier()
+    output[i, 5] = s[0][0]  # shared, one word for all
+    for k in range(2):
+        output[i, 6 + k] = s[(i + 32 * k) % 64][0]  # twice from each lane: two requests a warp
