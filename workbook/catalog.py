@@ -123,6 +123,22 @@ class TrafficLimit:
     why: dict[str, str]
 
 
+SPEED_KEYS = ("bytes", "flops", "warmup", "launches")
+
+
+@dataclass(frozen=True)
+class Speed:
+    """A part whose speed is part of the lesson: timed on a GPU (never judged) on the
+    reference's `speed_case`. `bytes` and `flops` are expressions of that case's
+    parameters and the constants: what one run of the part's launches moves to or
+    from global memory, and the floating-point operations it does."""
+
+    bytes: str = ""
+    flops: str = ""
+    warmup: int = 3  # launches first, not timed
+    launches: int = 20  # timed launches: the median and the fastest are reported
+
+
 @dataclass(frozen=True)
 class Part:
     id: str
@@ -152,6 +168,7 @@ class Part:
     # Why this part's sizes cannot go beyond the puzzle's constants (one block of TPB
     # threads, SIZE = 128): author verify then asks for no case beyond them, nor a seeded one.
     fixed_size: str = ""
+    speed: Speed | None = None  # timed on a GPU ([parts.speed])
 
     def output_dtype(self, name: str) -> str:
         return self.dtypes.get(name, "float32")
@@ -427,6 +444,30 @@ def _fixed_size(raw: dict, where: str) -> str:
     return value.strip()
 
 
+def _speed(raw, where: str) -> Speed | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{where} must be a table: [parts.speed]")
+    unknown = set(raw) - set(SPEED_KEYS)
+    if unknown:
+        raise ManifestError(f"{where}: unknown keys {sorted(unknown)}; use {SPEED_KEYS}")
+    if not raw.get("bytes") and not raw.get("flops"):
+        raise ManifestError(f"{where} declares what one run does: bytes = \"...\" and/or flops = \"...\"")
+    for key in ("bytes", "flops"):
+        if key in raw:
+            if not isinstance(raw[key], (str, int)) or isinstance(raw[key], bool):
+                raise ManifestError(f"{where}.{key} must be a size expression, like \"2 * m * k * n\"")
+            check_expression(str(raw[key]), f"{where}.{key}")
+    counts = {}
+    for key, low, high in (("warmup", 0, 100), ("launches", 3, 1000)):
+        value = raw.get(key, getattr(Speed, key))
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ManifestError(f"{where}.{key} must be a whole number from {low} to {high}, not {value!r}")
+        counts[key] = value
+    return Speed(str(raw.get("bytes", "")), str(raw.get("flops", "")), **counts)
+
+
 def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, ops: tuple[str, ...]) -> Part:
     devices = tuple(raw.get("devices", ["gpu"] if kind == "kernel" else DEVICES))
     if not devices or any(d not in DEVICES for d in devices):
@@ -446,6 +487,8 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         raise ManifestError(f"{where}.graph must look like 'file.py:function'")
     if graph:
         _inside(graph.partition(":")[0], f"{where}.graph")
+    if "speed" in raw and "gpu" not in devices:
+        raise ManifestError(f"{where}.speed: only a part that runs on the GPU is timed")
     tolerance = raw.get("tolerance", defaults.get("tolerance", ""))
     if not isinstance(tolerance, str) or not tolerance.strip():
         raise ManifestError(f"{where}: say why atol and rtol are what they are: tolerance = \"...\"")
@@ -484,6 +527,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         traffic=tuple(_traffic(b, f"{where}.traffic[{i}]") for i, b in enumerate(raw.get("traffic", []))),
         show_traffic=bool(raw.get("show_traffic", False)),
         fixed_size=_fixed_size(raw, where),
+        speed=_speed(raw.get("speed"), f"{where}.speed"),
     )
 
 

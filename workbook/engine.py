@@ -38,6 +38,8 @@ from .pipelines import gpu, host
 from .pipelines import graph as graph_pipeline
 from .processes import Cancelled, Children
 from .results import NOT_RAN, DeviceResult, PartResult, PuzzleResult, Status, verdict
+from .speed import compare as compare_speeds
+from .speed import not_measured
 
 DEVICE_CHOICES = ("cpu", "gpu", "sim")
 
@@ -227,8 +229,10 @@ class Check:
                                          for c in reference.cases(rng, p.id)]
             self.expected = {p.id: [reference.expected(c, p.id) for c in self.cases[p.id]] for p in self.parts}
             self.invariants = getattr(reference, "invariants", None)
+            timed = self._speed_cases(reference)
             self.plan = launcher.make_plan(self.puzzle, [(p, self.cases[p.id], self.expected[p.id])
-                                                         for p in self.parts])
+                                                         for p in self.parts], timed)
+            self.timed_cases = [case for _, case, _ in timed]
             self._kernel_stage()
             if self.failed_build is not None:
                 return self._compile_failed(self.failed_build)
@@ -240,7 +244,8 @@ class Check:
                 devices = self.kernels[part.id]
                 result.parts.append(PartResult(part.id, verdict([d.status for d in [*devices.values(),
                                                                                       *graph.values()]]),
-                                               devices, part.atol, part.rtol, graph))
+                                               devices, part.atol, part.rtol, graph, self.speeds.get(part.id)))
+            compare_speeds([p.speed for p in result.parts if p.speed is not None])
         except Cancelled:
             raise
         except launcher.PlanError as exc:  # the manifest and the reference disagree: the author's bug
@@ -253,6 +258,26 @@ class Check:
         if key:
             verdicts.put(key, result)
         return result
+
+    def _speed_cases(self, reference) -> list[tuple[Part, dict, dict]]:
+        """The parts timed on the GPU ([parts.speed]) and their cases, where a GPU runs
+        them; every other timed part says plainly why it was not measured."""
+        self.speeds = {}
+        timed = []
+        for part in self.parts:
+            if part.speed is None:
+                continue
+            if not self.gpu_runs():
+                self.speeds[part.id] = not_measured(part, "speed.no_gpu")
+            elif self.options.quick or not self.wanted("gpu"):
+                self.speeds[part.id] = not_measured(part, "speed.not_asked")
+            elif not hasattr(reference, "speed_case"):
+                self.speeds[part.id] = not_measured(part, "speed.no_case")
+            else:
+                case = reference.speed_case(np.random.default_rng(self.seed), part.id)
+                timed.append((part, case, reference.expected(case, part.id)))
+                self.speeds[part.id] = not_measured(part, "speed.not_passed")  # until measured
+        return timed
 
     def machine(self) -> str:
         """What runs here, as far as a verdict goes: the GPU and its target, compute-sanitizer."""
@@ -345,7 +370,7 @@ class Check:
     def _kernel_stage(self) -> None:
         self.inputs = Path(tempfile.mkdtemp(prefix="workbook-inputs-")) / protocol.INPUTS_BIN
         flat_cases = [c for p in self.parts for c in self.cases[p.id]]
-        launcher.write_inputs(self.plan, flat_cases, self.inputs)
+        launcher.write_inputs(self.plan, flat_cases, self.inputs, self.timed_cases)
         host_parts = [p for p in self.parts if ("cpu" in p.devices and self.wanted("cpu")) or self.sim_wanted(p)]
         gpu_parts = [p for p in self.parts if "gpu" in p.devices and self.wanted("gpu")]
         build_gpu = bool(gpu_parts) and (self.gpu_runs() or not self.options.quick)

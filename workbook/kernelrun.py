@@ -88,6 +88,7 @@ class KernelRun:
     sites: list = field(default_factory=list)  # the (last) process's sites, with what each read and wrote
     binary: Path | None = None
     timeout: dict | None = None  # where the threads were when the time ran out
+    times: dict[int, list[int]] = field(default_factory=dict)  # timed case -> each launch's device time, ns
     limit: float = 0.0  # the time limit it ran under
     seconds: float = 0.0
 
@@ -116,6 +117,7 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
         total.arrays.update(got.arrays)
         total.counts += got.counts
         total.most_writes.update(got.most_writes)
+        total.times.update(got.times)
         total.timeout = total.timeout or got.timeout
         total.sites, total.binary = got.sites or total.sites, got.binary or total.binary
         total.limit = got.limit or total.limit
@@ -188,6 +190,8 @@ def _read_details(folder: Path, result: dict, plan: Plan, cases: list[int], repe
     for key, value in result.items():
         if key.startswith("shared_") and key[7:].isdigit() and isinstance(value, list):
             got.arrays[int(key[7:])] = value
+        if key.startswith("times_") and key[6:].isdigit() and isinstance(value, list):
+            got.times[int(key[6:])] = [int(v) for v in value if isinstance(v, int) and v > 0]
     got.findings = [f for f in result.get("findings", []) if isinstance(f, dict)]
     got.timeout = result.get("timeout") if isinstance(result.get("timeout"), dict) else None
     sites = result.get("sites", [])

@@ -97,6 +97,7 @@ class Plan:
     puzzle: Puzzle
     cases: list[CaseSpec]
     input_bytes: int
+    timed: list[CaseSpec] = field(default_factory=list)  # GPU timing only, after the judged cases
 
 
 
@@ -109,44 +110,57 @@ def _dims(exprs: tuple[str, ...], names: dict[str, int]) -> tuple[int, int, int]
     return values[0], values[1], values[2]
 
 
-def make_plan(puzzle: Puzzle, parts: list[tuple[Part, list[dict], list[dict]]]) -> Plan:
+def make_plan(puzzle: Puzzle, parts: list[tuple[Part, list[dict], list[dict]]],
+              timed: list[tuple[Part, dict, dict]] = ()) -> Plan:
     """The launch plan for every case: `parts` pairs each part with its cases and
     their expected outputs (for the output shapes). Inputs are laid out in
-    inputs.bin in this order."""
+    inputs.bin in this order. `timed`: (part, speed case, its outputs) for the
+    parts timed on a GPU; numbered after the judged cases, only the GPU launcher
+    runs them."""
     cases: list[CaseSpec] = []
     offset = 0
     for part, part_cases, expected in parts:
         for case, want in zip(part_cases, expected):
-            params = {k: v for k, v in case["params"].items() if isinstance(v, int) and not isinstance(v, bool)}
-            names = {**puzzle.constants, **params}
-            buffers: dict[str, Buffer] = {}
-            for name in part.inputs:
-                array = np.asarray(case["inputs"][name])
-                buffers[name] = Buffer(name, "input", array.dtype.name, tuple(array.shape), offset)
-                offset += -(-array.nbytes // ALIGN) * ALIGN
-            for name in part.outputs:
-                if name not in want:
-                    raise PlanError(f"{puzzle.id}.{part.id}: the reference gives no expected '{name}'")
-                buffers[name] = Buffer(name, "output", part.output_dtype(name), tuple(np.shape(want[name])),
-                                       zero=name in part.accumulate)
-            for s in part.scratch:
-                buffers[s.name] = Buffer(s.name, "scratch", s.dtype, tuple(evaluate(d, names) for d in s.shape))
-            spec = CaseSpec(len(cases), part, dict(case["params"]), buffers, constants=dict(puzzle.constants))
-            for launch in part.launches:
-                for arg in launch.args:
-                    if arg not in buffers and arg not in params:
-                        raise PlanError(f"{puzzle.id}.{part.id}: launch argument '{arg}' is neither a buffer "
-                                        "nor a whole-number case parameter")
-                spec.launches.append(LaunchSpec(launch.kernel, launch.args, _dims(launch.grid, names),
-                                                _dims(launch.block, names), launch.name, launch.host))
+            spec, offset = _spec(puzzle, part, case, want, len(cases), offset)
             cases.append(spec)
-    return Plan(puzzle, cases, offset)
+    plan = Plan(puzzle, cases, offset)
+    for part, case, want in timed:
+        spec, plan.input_bytes = _spec(puzzle, part, case, want, len(cases) + len(plan.timed), plan.input_bytes)
+        plan.timed.append(spec)
+    return plan
 
 
-def write_inputs(plan: Plan, parts_cases: list[dict], path) -> None:
-    """inputs.bin: every case's inputs at the offsets the plan gave them."""
+def _spec(puzzle: Puzzle, part: Part, case: dict, want: dict, index: int, offset: int) -> tuple[CaseSpec, int]:
+    params = {k: v for k, v in case["params"].items() if isinstance(v, int) and not isinstance(v, bool)}
+    names = {**puzzle.constants, **params}
+    buffers: dict[str, Buffer] = {}
+    for name in part.inputs:
+        array = np.asarray(case["inputs"][name])
+        buffers[name] = Buffer(name, "input", array.dtype.name, tuple(array.shape), offset)
+        offset += -(-array.nbytes // ALIGN) * ALIGN
+    for name in part.outputs:
+        if name not in want:
+            raise PlanError(f"{puzzle.id}.{part.id}: the reference gives no expected '{name}'")
+        buffers[name] = Buffer(name, "output", part.output_dtype(name), tuple(np.shape(want[name])),
+                               zero=name in part.accumulate)
+    for s in part.scratch:
+        buffers[s.name] = Buffer(s.name, "scratch", s.dtype, tuple(evaluate(d, names) for d in s.shape))
+    spec = CaseSpec(index, part, dict(case["params"]), buffers, constants=dict(puzzle.constants))
+    for launch in part.launches:
+        for arg in launch.args:
+            if arg not in buffers and arg not in params:
+                raise PlanError(f"{puzzle.id}.{part.id}: launch argument '{arg}' is neither a buffer "
+                                "nor a whole-number case parameter")
+        spec.launches.append(LaunchSpec(launch.kernel, launch.args, _dims(launch.grid, names),
+                                        _dims(launch.block, names), launch.name, launch.host))
+    return spec, offset
+
+
+def write_inputs(plan: Plan, parts_cases: list[dict], path, timed_cases: list[dict] = ()) -> None:
+    """inputs.bin: every case's inputs at the offsets the plan gave them (the timed
+    cases' after the judged ones)."""
     data = bytearray(plan.input_bytes)
-    for spec, case in zip(plan.cases, parts_cases):
+    for spec, case in zip([*plan.cases, *plan.timed], [*parts_cases, *timed_cases]):
         for name in spec.part.inputs:
             buf = spec.buffers[name]
             raw = np.ascontiguousarray(case["inputs"][name]).tobytes()
@@ -287,6 +301,39 @@ def _gpu_case(spec: CaseSpec) -> list[str]:
     return lines + [""]
 
 
+def _timed_case(spec: CaseSpec) -> list[str]:
+    """A case timed on the GPU, never judged: its launches once as a closure, `warmup`
+    times untimed, then `launches` times one by one, each timed by the device
+    (DeviceContext.execution_time: events around the work the closure enqueues)."""
+    speed = spec.part.speed
+    lines = [f"def timed_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:"]
+    for buf in spec.buffers.values():
+        if buf.role == "input":
+            dtype = MOJO_DTYPE[buf.dtype]
+            lines.append(f"    var {buf.var} = h.device_input[{dtype}](ctx, {buf.offset}, {buf.count})")
+        else:
+            lines.append(f"    var {buf.var} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
+            lines.append(f"    poison_device({buf.var}, {'True' if buf.zero else 'False'})")
+    for buf in spec.buffers.values():  # the closure captures addresses (copied), not the buffers
+        lines.append(f"    var a_{buf.name} = Int({buf.var}.unsafe_ptr())")
+    lines.append("    def run_once(ctx: DeviceContext) raises {var}:")
+    for launch in spec.launches:
+        args = ", ".join(_arg(spec, a, lambda b: f"a_{b.name}") for a in launch.args)
+        if launch.host:
+            lines.append(f"        {_kernel(launch.kernel, _names(spec))}({args}, ctx)")
+            continue
+        lines.append(f"        ctx.enqueue_function[{_kernel(launch.kernel, _names(spec))}](")
+        lines.append(f"            {args},")
+        lines.append(f"            grid_dim={launch.grid}, block_dim={launch.block},")
+        lines.append("        )")
+    lines += [f"    for _ in range({speed.warmup}):", "        run_once(ctx)", "    ctx.synchronize()",
+              "    var times = List[Int]()",
+              f"    for _ in range({speed.launches}):", "        times.append(ctx.execution_time(run_once, 1))",
+              f"    h.record_times({spec.index}, times)"]
+    lines += [f"    _ = {buf.var}" for buf in spec.buffers.values()]  # alive until every launch is done
+    return lines + [""]
+
+
 def _dispatch(cases: list[CaseSpec], total: int, suffix: str, args: str, indent: str) -> list[str]:
     lines = []
     for spec in cases:
@@ -308,11 +355,16 @@ def generate_gpu(plan: Plan) -> str:
         lines += _gpu_case(spec)
     for spec in cpu_cases:
         lines += _cpu_check(spec)
+    for spec in plan.timed:
+        lines += _timed_case(spec)
     lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()"]
     if cpu_cases:  # never true: the CPU kernels only need to compile here
         lines += ['    if h.mode == "cpu":', *[f"        case_{spec.index}_cpu_check()" for spec in cpu_cases]]
     lines += ["    var ctx = DeviceContext()"]
     lines += _dispatch(gpu_cases, len(plan.cases), "", "h, ctx", "    ")
+    for spec in plan.timed:  # only when named: a plain run or a sanitizer's never times
+        lines += [f"    if h.asked({spec.index}):", f"        h.phase({spec.index}, {len(plan.cases)})",
+                  f"        timed_{spec.index}(h, ctx)"]
     lines.append('    h.finish("ok")')
     return "\n".join(lines) + "\n"
 

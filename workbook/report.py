@@ -104,6 +104,7 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         render_diagnostics(console, result)
     for part in result.parts:
         render_part(console, result, part)
+    render_speed(console, result)
     timing = t("report.total_time", seconds=f"{result.seconds:.1f}")
     if result.first_verdict is not None and result.first_verdict < result.seconds - 0.5:
         timing += " · " + t("report.first_verdict", seconds=f"{result.first_verdict:.1f}")
@@ -177,6 +178,61 @@ def render_part(console: Console, result: PuzzleResult, part: PartResult) -> Non
         console.print(Text(t("report.graph_stage"), style="bold"))
         for dev in part.graph.values():
             render_device(console, part, dev, "graph")
+
+
+def _amount(value: float, unit: str) -> str:
+    """2.68e8 B -> '268 MB': decimal prefixes, three figures."""
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def render_speed(console: Console, result: PuzzleResult) -> None:
+    """The timed parts ([parts.speed]): a table of what was measured, or plainly why not;
+    the method, the GPU's peak and its source, and with several parts their ratio."""
+    timed = [p for p in result.parts if p.speed is not None]
+    if not timed:
+        return
+    console.print(Text(t("speed.title"), style="bold"))
+    measured = [p for p in timed if p.speed.measured]
+    for part in timed:
+        if not part.speed.measured:
+            label = f"{t('report.part')} {part.id}: " if len(result.parts) > 1 else ""
+            console.print(indented(label + say(part.speed.reason), style="dim"))
+    if measured:
+        several = len(measured) > 1
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+        table.add_column(t("speed.col.part"), no_wrap=True)
+        for key in ("median", "fastest", "work", "rate", "peak", *(["ratio"] if several else [])):
+            table.add_column(t(f"speed.col.{key}"), justify="right", no_wrap=True)
+        for part in measured:
+            s = part.speed
+            work = " + ".join(w for w in (_amount(s.bytes, "B") if s.bytes is not None else "",
+                                          _amount(s.flops, "FLOP") if s.flops is not None else "") if w)
+            rate = " + ".join(r for r in (_amount(s.gb_per_s * 1e9, "B/s") if s.gb_per_s is not None else "",
+                                          _amount(s.gflop_per_s * 1e9, "FLOP/s") if s.gflop_per_s is not None
+                                          else "") if r)
+            peaks = [v for v in (s.percent_of_peak_bandwidth, s.percent_of_peak_flops) if v is not None]
+            row = [part.id, f"{s.median_us:.1f}", f"{s.min_us:.1f}", work, rate,
+                   " + ".join(f"{v:.0f}%" for v in peaks) or "—"]
+            if several:
+                row.append(f"{s.ratio_to_fastest:.2f}" if s.ratio_to_fastest is not None else "—")
+            table.add_row(*row)
+        console.print(Padding(table, (0, 0, 0, 2)))
+        if several:
+            slow = max(measured, key=lambda p: p.speed.median_us)
+            fast = min(measured, key=lambda p: p.speed.median_us)
+            console.print(indented(t("speed.ratio", slow=slow.id, fast=fast.id,
+                                     ratio=f"{slow.speed.median_us / fast.speed.median_us:.1f}")))
+        cases = ", ".join(dict.fromkeys(p.speed.case for p in measured))
+        console.print(indented(t("speed.case", cases=cases), style="dim"))
+        first = measured[0].speed
+        if first.peak_source:
+            console.print(indented(t("speed.peak", gpu=first.gpu, source=first.peak_source), style="dim"))
+        else:
+            console.print(indented(t("speed.peak_unknown", gpu=first.gpu), style="dim"))
+    console.print(indented(say(timed[0].speed.method), style="dim"))
 
 
 def device_line(dev: DeviceResult, stage: str) -> Text:

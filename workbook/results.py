@@ -215,6 +215,32 @@ class DeviceResult:
 
 
 @dataclass
+class Speed:
+    """A part timed on a GPU: information, not a verdict. `measured` False: `reason`
+    says why not (no GPU here, the kernels did not pass...), and no number is given."""
+
+    measured: bool
+    reason: Msg | None = None
+    case: str = ""  # the timed case's name (the reference's speed_case)
+    warmup: int = 0  # launches before the timed ones
+    launches: int = 0  # timed launches
+    median_us: float | None = None
+    min_us: float | None = None
+    bytes: int | None = None  # what the manifest declares one run moves
+    flops: int | None = None
+    gb_per_s: float | None = None  # bytes / median time, 1e9 bytes per second
+    gflop_per_s: float | None = None
+    peak_gb_per_s: float | None = None  # the GPU's own numbers (speed.PEAKS), None: not known
+    peak_gflop_per_s: float | None = None
+    percent_of_peak_bandwidth: float | None = None
+    percent_of_peak_flops: float | None = None
+    peak_source: str = ""
+    gpu: str = ""
+    ratio_to_fastest: float | None = None  # with several timed parts: this median over the fastest's
+    method: Msg | None = None
+
+
+@dataclass
 class PartResult:
     id: str
     status: Status
@@ -222,6 +248,7 @@ class PartResult:
     atol: float
     rtol: float
     graph: dict[str, DeviceResult] = field(default_factory=dict)  # op puzzles: the op through a MAX graph
+    speed: Speed | None = None  # [parts.speed]: timed on a GPU
 
     def all_devices(self) -> list[DeviceResult]:
         return [*self.kernels.values(), *self.graph.values()]

@@ -128,3 +128,10 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     a = case["inputs"]["a"].astype(np.float64)
     b = case["inputs"]["b"].astype(np.float64)
     return {"output": a @ b}
+
+
+def speed_case(rng: np.random.Generator, part: str) -> dict:
+    """Timed on a GPU only, never judged nor run on the simulator ([parts.speed] in the
+    manifest): 1024 x 1024 x 1024, 2 GFLOP, long enough that the launch itself is a
+    small part of the time."""
+    return _case("timing, 1024x1024x1024", "시간 재기, 1024x1024x1024", *_pair(rng, 1024, 1024, 1024, _unrounded))

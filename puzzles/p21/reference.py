@@ -69,3 +69,11 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
 
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     return {"output": case["inputs"]["weights"][case["inputs"]["indices"]]}
+
+
+def speed_case(rng: np.random.Generator, part: str) -> dict:
+    """Timed on a GPU only, never judged nor run on the simulator ([parts.speed] in the
+    manifest): 16 x 2048 positions of dim 1024 from 8192 rows, 256 MiB of output and
+    rows read, so that the launch itself is a small part of the time."""
+    return _case("timing: 16 x 2048 positions, dim 1024", "시간 재기: 위치 16 x 2048개, dim 1024",
+                 rng, 16, 2048, 8192, 1024)

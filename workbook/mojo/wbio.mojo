@@ -86,6 +86,25 @@ struct Harness(Movable):
                 return True
         return False
 
+    def asked(self, index: Int) -> Bool:
+        """Whether case `index` was named on the command line (timed cases run only then)."""
+        for c in self.selected:
+            if c == index:
+                return True
+        return False
+
+    def record_times(mut self, index: Int, times: List[Int]):
+        """Each timed launch's device time in ns, into result.json as "times_INDEX"."""
+        var text = String('"times_', index, '": [')
+        for i in range(len(times)):
+            if i > 0:
+                text += ", "
+            text += String(times[i])
+        text += "]"
+        if self.extra:
+            self.extra += ", "
+        self.extra += text
+
     def phase(self, index: Int, total: Int) raises:
         """Tell the workbook which case is running (its progress display reads it)."""
         var f = open(self.dir + "/phase", "w")

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import build, judge, kernelrun, sanitizer, settings, timing, toolchain
+from .. import build, judge, kernelrun, sanitizer, settings, speed, timing, toolchain
 from ..catalog import Part
 from ..i18n import Msg, msg
 from ..results import Finding, Status
@@ -75,6 +75,8 @@ def run(check: Check, parts: list[Part]) -> None:
             check.emit(part.id, "gpu", "phase.verdict", dev.status)
         if not check.options.part and all(check.kernels[p.id]["gpu"].status == Status.PASS for p in parts):
             timing.record(check.puzzle, "gpu", raw.seconds)
+        if raw.status != "timeout":
+            _time_parts(check, parts, built)
         _needs_missing_sanitizer(check, parts)
         if raw.status == "timeout":
             check.spent("GPU", timed_out=True)  # said only if the check's budget cut it short
@@ -102,6 +104,29 @@ def run(check: Check, parts: list[Part]) -> None:
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
+
+
+def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
+    """Time the parts that passed and care about speed, in a run of their own after the
+    verdict (never under a sanitizer): warm-up, then each launch timed by the device."""
+    timed = [spec for spec in check.plan.timed if spec.part in parts
+             and check.kernels[spec.part.id]["gpu"].status == Status.PASS]
+    if not timed or check.spent("GPU timing"):
+        return
+    check.emit("", "gpu", "phase.timing")
+    with check.stage("run/gpu-timing"):
+        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1,
+                            [spec.index for spec in timed], limit=check.capped(settings.run_timeout()))
+    check.children.check()
+    for spec in timed:
+        part = spec.part
+        if spec.index in raw.times:
+            case = check.timed_cases[spec.index - len(check.plan.cases)]
+            names = {**spec.constants, **{k: v for k, v in spec.params.items()
+                                          if isinstance(v, int) and not isinstance(v, bool)}}
+            check.speeds[part.id] = speed.measure(part, case, names, raw.times[spec.index], check.gpu.name)
+        else:
+            check.speeds[part.id] = speed.not_measured(part, "speed.run_failed", status=raw.status)
 
 
 def _tools(check: Check, parts: list[Part]) -> tuple[list[str], Msg | None]:

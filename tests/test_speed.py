@@ -1,0 +1,213 @@
+"""GPU timing of the parts that care about speed ([parts.speed]): the arithmetic from
+device times to bandwidth and FLOP/s, the manifest's key and its errors, the report
+and the JSON in both languages, and the timed launcher compiled for sm_90."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import put_solution
+from rich.console import Console
+
+from workbook import catalog, i18n, report, speed
+from workbook.catalog import ManifestError
+from workbook.results import PartResult, PuzzleResult, Status, to_dict
+
+P21_NAMES = {"batch": 16, "seq": 2048, "vocab": 8192, "dim": 1024}
+P21_BYTES = 16 * 2048 * (4 + 8 * 1024)
+
+
+def p21_part(root, part_id="coalesced"):
+    return catalog.load("p21").part(part_id)
+
+
+def test_the_median_and_the_fastest_come_from_the_device_times(root):
+    part = p21_part(root)
+    times = [100_000] * 9 + [90_000] + [200_000] * 10  # ns; median of 20: (100 + 200) / 2 µs
+    s = speed.measure(part, {"name": "timing"}, P21_NAMES, times, "NVIDIA H200")
+    assert s.measured and s.launches == 20 and s.warmup == 3
+    assert s.median_us == pytest.approx(150.0) and s.min_us == pytest.approx(90.0)
+    assert s.bytes == P21_BYTES
+    assert s.gb_per_s == pytest.approx(P21_BYTES / 150e-6 / 1e9)
+    assert s.peak_gb_per_s == 4800 and "datasheet" in s.peak_source
+    assert s.percent_of_peak_bandwidth == pytest.approx(100 * s.gb_per_s / 4800)
+    assert s.flops is None and s.gflop_per_s is None and s.percent_of_peak_flops is None
+
+
+def test_flops_against_the_gpus_fp32_peak(root):
+    part = catalog.load("p16").part("tiled")
+    s = speed.measure(part, {"name": "t"}, {"m": 1024, "k": 1024, "n": 1024, "TILE": 8}, [1_000_000] * 20,
+                      "NVIDIA H100 80GB HBM3")
+    assert s.flops == 2 * 1024 ** 3 and s.gflop_per_s == pytest.approx(2 * 1024 ** 3 / 1e-3 / 1e9)
+    assert s.percent_of_peak_flops == pytest.approx(100 * s.gflop_per_s / 67_000)
+    assert s.bytes is None and s.percent_of_peak_bandwidth is None
+
+
+def test_an_unknown_gpu_gets_no_percentage(root):
+    s = speed.measure(p21_part(root), {"name": "t"}, P21_NAMES, [50_000] * 20, "Some Other GPU")
+    assert s.measured and s.gb_per_s is not None
+    assert s.peak_gb_per_s is None and s.percent_of_peak_bandwidth is None and s.peak_source == ""
+
+
+def test_too_few_times_is_not_a_measure(root):
+    s = speed.measure(p21_part(root), {"name": "t"}, P21_NAMES, [50_000] * 5, "NVIDIA H200")
+    assert not s.measured and s.reason.key == "speed.no_times" and s.median_us is None
+
+
+def test_the_ratio_is_each_median_over_the_fastest(root):
+    fast = speed.measure(p21_part(root), {"name": "t"}, P21_NAMES, [100_000] * 20, "NVIDIA H200")
+    slow = speed.measure(p21_part(root, "2d"), {"name": "t"}, P21_NAMES, [850_000] * 20, "NVIDIA H200")
+    missing = speed.not_measured(p21_part(root), "speed.no_gpu")
+    speed.compare([fast, slow, missing])
+    assert fast.ratio_to_fastest == 1.0 and slow.ratio_to_fastest == pytest.approx(8.5)
+    assert missing.ratio_to_fastest is None
+
+
+# --- the manifest ---------------------------------------------------------------------
+
+
+def test_the_manifests_declare_p21_and_p16(root):
+    p21 = catalog.load("p21")
+    assert [p.speed.bytes for p in p21.parts] == ["batch * seq * (4 + 8 * dim)"] * 2
+    p16 = catalog.load("p16")
+    assert p16.part("tiled").speed.flops == "2 * m * k * n" and p16.part("naive").speed is None
+
+
+@pytest.mark.parametrize("raw, words", [
+    ({}, "bytes = \"...\" and/or flops"),
+    ({"bytes": "n * 4", "sped": 1}, "unknown keys ['sped']"),
+    ({"bytes": "n ** 2"}, "is not a size expression"),
+    ({"flops": True}, "must be a size expression"),
+    ({"bytes": "n", "launches": 1}, "launches must be a whole number from 3 to 1000"),
+    ({"bytes": "n", "warmup": -1}, "warmup must be a whole number from 0 to 100"),
+    ("fast", "must be a table"),
+])
+def test_a_bad_speed_table_says_what_is_wrong(raw, words):
+    with pytest.raises(ManifestError, match=None) as info:
+        catalog._speed(raw, "parts[0].speed")
+    assert words in str(info.value) and "parts[0].speed" in str(info.value)
+
+
+def test_a_bad_speed_table_in_a_manifest_names_the_file(root):
+    path = root / "puzzles" / "p21" / "puzzle.toml"
+    path.write_text(path.read_text().replace('bytes = "batch * seq * (4 + 8 * dim)"', 'bytes = "batch ^ 2"', 1))
+    with pytest.raises(catalog.CatalogError) as info:
+        catalog.load("p21")
+    assert "puzzle.toml" in str(info.value) and "parts[0].speed.bytes" in str(info.value)
+
+
+# --- the report and the JSON ----------------------------------------------------------
+
+
+def p21_result(root, measured: bool) -> PuzzleResult:
+    result = PuzzleResult("p21", "Embedding lookup", Status.PASS, "op")
+    for part_id, ns in (("coalesced", 100_000), ("2d", 850_000)):
+        part = p21_part(root, part_id)
+        s = speed.measure(part, {"name": "timing: 16 x 2048 positions, dim 1024"}, P21_NAMES, [ns] * 20,
+                          "NVIDIA H200") if measured else speed.not_measured(part, "speed.no_gpu")
+        result.parts.append(PartResult(part_id, Status.PASS, {}, 0.0, 0.0, speed=s))
+    speed.compare([p.speed for p in result.parts])
+    return result
+
+
+def rendered(result: PuzzleResult, lang: str) -> str:
+    i18n.set_language(lang)
+    console = Console(width=80, record=True, color_system=None)
+    report.render_speed(console, result)
+    return " ".join(console.export_text().split())  # lines wrap at 80 columns
+
+
+def test_the_report_shows_times_bandwidth_peak_and_ratio_in_english(root):
+    text = rendered(p21_result(root, True), "en")
+    assert "Speed on the GPU (information, not a verdict)" in text
+    assert "100.0" in text and "850.0" in text  # the medians in µs
+    assert "269 MB" in text and "2.69 TB/s" in text and "56%" in text  # 268.6 MB / 100 µs of 4.8 TB/s
+    assert "8.50" in text and "Part 2d takes 8.5x the time of part coalesced." in text
+    assert "3 warm-up runs, then 20 runs" in text and "median" in text
+    assert "H200 SXM: 4.8 TB/s" in text
+
+
+def test_the_report_in_korean(root):
+    text = rendered(p21_result(root, True), "ko")
+    assert "GPU에서의 속도" in text and "파트 2d는 파트 coalesced보다 8.5배" in text and "워밍업 실행 3번" in text
+    text = rendered(p21_result(root, False), "ko")
+    assert "측정하지 않음: 여기에는 GPU가 없습니다" in text
+
+
+def test_without_a_gpu_the_report_says_so_and_gives_no_number(root):
+    text = rendered(p21_result(root, False), "en")
+    assert "not measured: there is no GPU here" in text
+    assert "µs" not in text and "B/s" not in text and "%" not in text
+
+
+def test_the_json_carries_the_same_facts(root):
+    doc = json.loads(json.dumps(to_dict(p21_result(root, True))))
+    s = doc["parts"][1]["speed"]
+    assert s["measured"] is True and s["median_us"] == pytest.approx(850.0) and s["launches"] == 20
+    assert s["bytes"] == P21_BYTES and s["ratio_to_fastest"] == pytest.approx(8.5)
+    assert s["percent_of_peak_bandwidth"] == pytest.approx(100 * P21_BYTES / 850e-6 / 4.8e12)
+    assert s["method"]["key"] == "speed.method" and "20 runs" in s["method"]["text"]
+    assert s["gpu"] == "NVIDIA H200" and "datasheet" in s["peak_source"]
+    doc = json.loads(json.dumps(to_dict(p21_result(root, False))))
+    s = doc["parts"][0]["speed"]
+    assert s["measured"] is False and s["reason"]["key"] == "speed.no_gpu" and s["median_us"] is None
+
+
+# --- the launcher ----------------------------------------------------------------------
+
+
+def timed_plan(pid: str):
+    from workbook import launcher
+    from workbook.engine import load_reference
+
+    puzzle = catalog.load(pid)
+    ref = load_reference(puzzle)
+    rng = np.random.default_rng(1)
+    parts, timed = [], []
+    for part in puzzle.parts:
+        cases = ref.cases(rng, part.id)
+        parts.append((part, cases, [ref.expected(c, part.id) for c in cases]))
+        if part.speed:
+            case = ref.speed_case(rng, part.id)
+            timed.append((part, case, ref.expected(case, part.id)))
+    return puzzle, launcher.make_plan(puzzle, parts, timed)
+
+
+def test_timed_cases_come_after_the_judged_ones_and_only_the_gpu_launcher_has_them(root):
+    from workbook import launcher
+
+    _, plan = timed_plan("p21")
+    assert [s.index for s in plan.timed] == [len(plan.cases), len(plan.cases) + 1]
+    assert plan.timed[0].buffers["weights"].offset >= plan.cases[-1].buffers["weights"].offset
+    gpu = launcher.generate(plan, "gpu")
+    body = gpu[gpu.index(f"def timed_{len(plan.cases)}("):gpu.index("def main(")]
+    assert body.index("for _ in range(3):") < body.index("ctx.execution_time(run_once, 1)")
+    assert "for _ in range(20):" in body and "_ = v_weights" in body
+    assert f"if h.asked({len(plan.cases)}):" in gpu  # never in a run that did not name it
+    assert "timed_" not in launcher.generate(plan, "host")
+
+
+@pytest.mark.slow
+def test_the_timed_gpu_launcher_compiles_for_sm_90(root):
+    from workbook import build
+    from workbook.processes import Children
+
+    put_solution(root, "p21")
+    puzzle, plan = timed_plan("p21")
+    src = build.sources(puzzle)
+    with Children() as children:
+        built = build.launcher(children, src, plan, "gpu", "sm_90")
+    assert built.ok, (built.diagnostics, built.output)
+
+
+@pytest.mark.gpu
+def test_p21_on_a_gpu_times_both_parts_and_coalesced_is_faster(root):
+    from workbook import engine
+
+    result = engine.check_puzzle(catalog.load("p21"), engine.Options(solutions=True, quick=False, cache=False))
+    speeds = {p.id: p.speed for p in result.parts}
+    assert all(s.measured for s in speeds.values()), [s.reason for s in speeds.values()]
+    assert speeds["2d"].median_us > speeds["coalesced"].median_us
+    assert speeds["coalesced"].ratio_to_fastest == 1.0 and speeds["2d"].ratio_to_fastest > 1.0
