@@ -12,7 +12,7 @@ from conftest import REPO
 from workbook import catalog, curriculum, engine, launcher
 from workbook.results import Status
 
-# Seeds per solution in the suite (CI has 30 minutes on two cores for 25 puzzles);
+# Seeds per solution in the suite (CI has 30 minutes on two cores for 26 puzzles);
 # `author verify --run` runs 40, and the H100 run records them.
 TEST_SEEDS = 10
 
