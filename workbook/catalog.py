@@ -105,6 +105,22 @@ class Budget:
     why: dict[str, str]
 
 
+PTX_RULES = ("v4", "v2")  # what [[parts.ptx]] may ask of a kernel's widest global access
+
+
+@dataclass(frozen=True)
+class PtxRule:
+    """What a part's text asks of one kernel's compiled code, checked on the PTX of the
+    GPU build (every machine builds it, GPU or not): its global `loads` (or `stores`)
+    must include vector accesses of that width ("v4": 4 values in one instruction).
+    `why` says it in the learner's words when the PTX has something else."""
+
+    kernel: str
+    loads: str
+    stores: str
+    why: dict[str, str]
+
+
 @dataclass(frozen=True)
 class Part:
     id: str
@@ -129,6 +145,7 @@ class Part:
     ops: tuple[str, ...] = ()  # op puzzles: the custom ops this part's graph must call
     sanitizers: tuple[str, ...] = ()  # compute-sanitizer tools this part always needs on a GPU
     budgets: tuple[Budget, ...] = ()  # access budgets, checked on the simulator
+    ptx: tuple[PtxRule, ...] = ()  # what the GPU build's PTX must show, per kernel
     # Why this part's sizes cannot go beyond the puzzle's constants (one block of TPB
     # threads, SIZE = 128): author verify then asks for no case beyond them, nor a seeded one.
     fixed_size: str = ""
@@ -376,6 +393,27 @@ def _budget(raw: dict, where: str) -> Budget:
     return Budget(str(raw.get("kernel", "")), limits, {str(k): str(v) for k, v in why.items()})
 
 
+def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
+    unknown = set(raw) - {"kernel", "loads", "stores", "why"}
+    if unknown:
+        raise ManifestError(f"{where}: unknown keys {sorted(unknown)}; use kernel, loads, stores, why")
+    kernel = _require(raw, "kernel", str, where)
+    kernels = sorted({ln.name for ln in launches if not ln.host})
+    if kernel not in kernels:
+        launched = ", ".join(kernels) or "none"
+        raise ManifestError(f"{where}: kernel '{kernel}' is not one this part launches ({launched})")
+    rules = {k: raw.get(k, "") for k in ("loads", "stores")}
+    for key, value in rules.items():
+        if value and value not in PTX_RULES:
+            raise ManifestError(f"{where}.{key} must be one of {PTX_RULES}, not {value!r}")
+    if not any(rules.values()):
+        raise ManifestError(f"{where}: say what the PTX must show: loads = \"v4\" and/or stores = \"v4\"")
+    why = raw.get("why", {})
+    if not isinstance(why, dict) or not {"en", "ko"} <= set(why):
+        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" and why.ko = \"...\"")
+    return PtxRule(kernel, rules["loads"], rules["stores"], {str(k): str(v) for k, v in why.items()})
+
+
 def _fixed_size(raw: dict, where: str) -> str:
     if "fixed_size" not in raw:
         return ""
@@ -439,6 +477,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         ops=tuple(raw.get("ops", ops)),
         sanitizers=_tools(raw.get("sanitizers", []), where),
         budgets=tuple(_budget(b, f"{where}.budget[{i}]") for i, b in enumerate(raw.get("budget", []))),
+        ptx=tuple(_ptx_rule(r, f"{where}.ptx[{i}]", launches) for i, r in enumerate(raw.get("ptx", []))),
         fixed_size=_fixed_size(raw, where),
     )
 

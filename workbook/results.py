@@ -169,7 +169,7 @@ class LaunchAccess:
 
 @dataclass
 class DeviceResult:
-    device: str  # cpu, gpu or sim
+    device: str  # cpu, gpu, sim, or ptx (the GPU build's PTX, read without running it)
     status: Status
     reasons: list[Msg] = field(default_factory=list)  # why it failed, or did not run
     max_abs_error: float | None = None
@@ -182,6 +182,7 @@ class DeviceResult:
     tools: Msg | None = None  # which tools ran, or why none did
     output: str = ""  # a crash's own words (a traceback, the runtime's message), shown as they came
     access: list[LaunchAccess] = field(default_factory=list)  # the simulator: what each launch's threads did
+    ptx: list = field(default_factory=list)  # the `ptx` device: each kernel's global accesses (ptx.KernelPtx)
 
     def explain(self, key: str, **values) -> None:
         self.reasons.append(Msg(key, values))
