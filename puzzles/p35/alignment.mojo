@@ -30,7 +30,7 @@ comptime dtype = DType.float32
 # The type of a vector of n values laid out one after another.
 comptime Vector[n: Int] = type_of(row_major[n]())
 # Threads per block.
-comptime TPB = 128
+comptime TPB = 32
 # Floats in one 128-bit access, and the bytes its address must be a multiple of.
 comptime WIDTH = 4
 comptime ALIGN = 16

@@ -6,13 +6,13 @@ part of the kernels decide the answer:
   a[offset + i] is wrong everywhere. Part 2's offsets (1, 2, 3) are not
   multiples of WIDTH: its vectors straddle 16-byte lines, which is the point
   of the part; part 3's (0, 4, 8) are, so its alignment claim is true;
-- the remainder: sizes that are not multiples of WIDTH (1, 3, 5, 103, 70001)
+- the remainder: sizes that are not multiples of WIDTH (1, 7, 103, 4101)
   leave a last vector partly past the end. A kernel that drops it leaves NaN
   at the tail; one that loads a whole vector there reads past a and b and
   writes past the output, which the simulator names with the line. Sizes that
   are (4, 64) show that the remainder loop does not touch a whole vector;
-- WIDTH per thread: "70001, beyond a grid of 128 blocks" needs more blocks
-  than a block has threads (ceildiv(ceildiv(70001, 4), 128) = 137), and parts
+- WIDTH per thread: "4101, beyond a grid of 32 blocks" needs more blocks
+  than a block has threads (ceildiv(ceildiv(4101, 4), 32) = 33), and parts
   2 and 3 give each thread 4 outputs: a thread that takes one output, or
   strides by 1, leaves most of them NaN;
 - values: normal with a spread of 100, all different and off the 16-bit
@@ -50,8 +50,8 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         _case(rng, f"one element, offset {o2}", f"원소 1개, offset {o2}", 1, o2),
         _case(rng, f"whole vectors only, 64, offset {o3}", f"온전한 벡터만, 64개, offset {o3}", 64, o3),
         _case(rng, f"partial last block, 103, offset {o2}", f"마지막 블록이 덜 참, 103개, offset {o2}", 103, o2),
-        _case(rng, f"70001, beyond a grid of 128 blocks, offset {o3}",
-              f"70001개, 블록 128개를 넘는 그리드, offset {o3}", 70001, o3),
+        _case(rng, f"4101, beyond a grid of 32 blocks, offset {o3}",
+              f"4101개, 블록 32개를 넘는 그리드, offset {o3}", 4101, o3),
         _case(rng, f"random size {n}", f"무작위 크기 {n}", n, o1, seeded=True),
     ]
 

@@ -56,7 +56,7 @@ comptime dtype = DType.float32
 comptime Vector[n: Int] = type_of(row_major[n]())
 # Threads per block.
 #ko 블록당 스레드 수.
-comptime TPB = 128
+comptime TPB = 32
 # Floats in one 128-bit access, and the bytes its address must be a multiple of.
 #ko 128비트 접근 하나에 든 float 수, 그리고 그 주소가 배수여야 하는 바이트 수.
 comptime WIDTH = 4
