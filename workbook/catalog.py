@@ -139,6 +139,22 @@ class Speed:
     launches: int = 20  # timed launches: the median and the fastest are reported
 
 
+PTX_RULES = ("v4", "v2")  # what [[parts.ptx]] may ask of a kernel's widest global access
+
+
+@dataclass(frozen=True)
+class PtxRule:
+    """What a part's text asks of one kernel's compiled code, checked on the PTX of the
+    GPU build (every machine builds it, GPU or not): its global `loads` (or `stores`)
+    must include vector accesses of that width ("v4": 4 values in one instruction).
+    `why` says it in the learner's words when the PTX has something else."""
+
+    kernel: str
+    loads: str
+    stores: str
+    why: dict[str, str]
+
+
 @dataclass(frozen=True)
 class Part:
     id: str
@@ -165,6 +181,7 @@ class Part:
     budgets: tuple[Budget, ...] = ()  # access budgets, checked on the simulator
     traffic: tuple[TrafficLimit, ...] = ()  # memory-traffic limits, checked on the simulator
     show_traffic: bool = False  # the report shows the traffic table without a limit to check
+    ptx: tuple[PtxRule, ...] = ()  # what the GPU build's PTX must show, per kernel
     # Why this part's sizes cannot go beyond the puzzle's constants (one block of TPB
     # threads, SIZE = 128): author verify then asks for no case beyond them, nor a seeded one.
     fixed_size: str = ""
@@ -433,6 +450,25 @@ def _traffic(raw: dict, where: str) -> TrafficLimit:
     if not isinstance(why, dict) or "en" not in why:
         raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" (and why.ko)")
     return TrafficLimit(str(raw.get("kernel", "")), access, tuple(limits), {str(k): str(v) for k, v in why.items()})
+def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
+    unknown = set(raw) - {"kernel", "loads", "stores", "why"}
+    if unknown:
+        raise ManifestError(f"{where}: unknown keys {sorted(unknown)}; use kernel, loads, stores, why")
+    kernel = _require(raw, "kernel", str, where)
+    kernels = sorted({ln.name for ln in launches if not ln.host})
+    if kernel not in kernels:
+        launched = ", ".join(kernels) or "none"
+        raise ManifestError(f"{where}: kernel '{kernel}' is not one this part launches ({launched})")
+    rules = {k: raw.get(k, "") for k in ("loads", "stores")}
+    for key, value in rules.items():
+        if value and value not in PTX_RULES:
+            raise ManifestError(f"{where}.{key} must be one of {PTX_RULES}, not {value!r}")
+    if not any(rules.values()):
+        raise ManifestError(f"{where}: say what the PTX must show: loads = \"v4\" and/or stores = \"v4\"")
+    why = raw.get("why", {})
+    if not isinstance(why, dict) or not {"en", "ko"} <= set(why):
+        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" and why.ko = \"...\"")
+    return PtxRule(kernel, rules["loads"], rules["stores"], {str(k): str(v) for k, v in why.items()})
 
 
 def _fixed_size(raw: dict, where: str) -> str:
@@ -526,6 +562,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         budgets=tuple(_budget(b, f"{where}.budget[{i}]") for i, b in enumerate(raw.get("budget", []))),
         traffic=tuple(_traffic(b, f"{where}.traffic[{i}]") for i, b in enumerate(raw.get("traffic", []))),
         show_traffic=bool(raw.get("show_traffic", False)),
+        ptx=tuple(_ptx_rule(r, f"{where}.ptx[{i}]", launches) for i, r in enumerate(raw.get("ptx", []))),
         fixed_size=_fixed_size(raw, where),
         speed=_speed(raw.get("speed"), f"{where}.speed"),
     )

@@ -188,6 +188,8 @@ def read_outputs(plan: Plan, path, selected: list[int], repeats: int) -> dict[in
         position += nbytes
     result: dict[int, list[list[np.ndarray]]] = {}
     for index in selected:
+        if not 0 <= index < len(plan.cases):
+            continue  # a timed case (plan.timed): its outputs are never read back
         count = len(plan.cases[index].outputs())
         reps = [[found.get((index, r, k)) for k in range(count)] for r in range(repeats)]
         if all(a is not None for rep in reps for a in rep):

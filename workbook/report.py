@@ -54,7 +54,7 @@ CELL = [(".", "green"), ("~", "yellow"), ("X", "bold red"), ("?", "magenta")]
 CELL_KEYS = ("ok", "close", "wrong", "nan")
 MAP_WIDTH = 32  # cells per row of a vector's map
 PICTURE_ROWS = 16  # rows of the who-wrote-what picture
-DEVICE_ORDER = ("cpu", "sim", "gpu")
+DEVICE_ORDER = ("cpu", "sim", "gpu", "ptx")
 
 
 def badge(status: Status, short: bool = False) -> Text:
@@ -251,6 +251,9 @@ def device_line(dev: DeviceResult, stage: str) -> Text:
 
 def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: str) -> None:
     console.print(device_line(dev, stage))
+    if dev.device == "ptx":
+        render_ptx(console, part, dev)
+        return
     if dev.status in (Status.COMPILED, Status.NOT_RUN, Status.SKIPPED):
         console.print(indented(reasons(dev), style="cyan" if dev.status == Status.COMPILED else "dim"))
         return
@@ -306,6 +309,21 @@ def render_traffic(console: Console, dev: DeviceResult) -> None:
                       str(x.requests), Text(cost, style=style), Text(where, style="dim"))
     console.print(Padding(table, (0, 0, 0, 2)))
     console.print(indented(t("report.traffic_note"), style="dim"))
+def ptx_lines(dev: DeviceResult) -> list[str]:
+    """A line per kernel: its global loads and stores, as the PTX has them."""
+    return [t("report.ptx_kernel", kernel=k.kernel, loads=k.loads.summary(), load_bits=k.loads.widest_bits,
+              stores=k.stores.summary(), store_bits=k.stores.widest_bits) for k in dev.ptx]
+
+
+def render_ptx(console: Console, part: PartResult, dev: DeviceResult) -> None:
+    for line in ptx_lines(dev):
+        console.print(indented(line))
+    if dev.ptx:
+        console.print(indented(t("report.ptx_source", target=dev.device_name), style="dim"))
+    if dev.reasons:
+        console.print(indented(reasons(dev), style="bold red" if dev.status == Status.FAIL else "dim"))
+    if "gpu" in part.kernels and part.kernels["gpu"].status in (Status.COMPILED, Status.SKIPPED, Status.NOT_RUN):
+        console.print(indented(t("report.ptx_no_speed"), style="dim"))
 
 
 def first_failing(dev: DeviceResult) -> CaseResult | None:
@@ -687,6 +705,9 @@ def compact(result: PuzzleResult, title: str, files: list[str] | None = None) ->
     failing = next(((d, c) for d in devices for c in d.cases if c.ran and not c.passed), None)
     if failing is not None:
         shown += first_wrong(*failing)
+    wrong_ptx = next((d for d in devices if d.device == "ptx" and d.status == Status.FAIL), None)
+    if wrong_ptx is not None:
+        shown.append(indented(reasons(wrong_ptx), style="red"))
     return shown
 
 

@@ -190,7 +190,7 @@ class LineTraffic:
 
 @dataclass
 class DeviceResult:
-    device: str  # cpu, gpu or sim
+    device: str  # cpu, gpu, sim, or ptx (the GPU build's PTX, read without running it)
     status: Status
     reasons: list[Msg] = field(default_factory=list)  # why it failed, or did not run
     max_abs_error: float | None = None
@@ -204,6 +204,7 @@ class DeviceResult:
     output: str = ""  # a crash's own words (a traceback, the runtime's message), shown as they came
     access: list[LaunchAccess] = field(default_factory=list)  # the simulator: what each launch's threads did
     traffic: list[LineTraffic] = field(default_factory=list)  # the simulator: what each line would cost a GPU
+    ptx: list = field(default_factory=list)  # the `ptx` device: each kernel's global accesses (ptx.KernelPtx)
 
     def explain(self, key: str, **values) -> None:
         self.reasons.append(Msg(key, values))

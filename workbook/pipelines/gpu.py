@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import build, judge, kernelrun, sanitizer, settings, speed, timing, toolchain
+from .. import build, judge, kernelrun, ptx, sanitizer, settings, speed, timing, toolchain
 from ..catalog import Part
 from ..i18n import Msg, msg
-from ..results import Finding, Status
+from ..results import DeviceResult, Finding, Status
 
 if TYPE_CHECKING:
     from ..engine import Check
@@ -54,6 +54,7 @@ def run(check: Check, parts: list[Part]) -> None:
         built = check.build("gpu", "gpu")
         if built is None:
             return
+        ptx_check(check, parts, built.binary)
         if not check.gpu_runs():
             for part in parts:
                 dev = check.gated() or judge.device_result("gpu", Status.COMPILED, "reason.no_gpu",
@@ -127,6 +128,41 @@ def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
             check.speeds[part.id] = speed.measure(part, case, names, raw.times[spec.index], check.gpu.name)
         else:
             check.speeds[part.id] = speed.not_measured(part, "speed.run_failed", status=raw.status)
+def ptx_check(check: Check, parts: list[Part], binary: Path) -> None:
+    """The PTX of the GPU build, per kernel (a puzzle about how kernels compile, one with
+    a [[parts.ptx]] rule, only): the `ptx` device of each part shows every kernel's global
+    loads and stores, and fails a part whose kernel lacks the vector accesses a rule asks
+    for. It needs no GPU: the build for the GPU target holds the PTX on every machine."""
+    if not any(p.ptx for p in check.puzzle.parts):
+        return
+    names = sorted({ln.name for p in parts for ln in p.launches if not ln.host})
+    with check.stage("ptx"):
+        try:
+            found = ptx.read(binary, check.puzzle.module, names)
+        except OSError:
+            found = {}
+    for part in parts:
+        kernels = [ln.name for ln in part.launches if not ln.host]
+        dev = DeviceResult("ptx", Status.PASS, device_name=check.target("gpu") or "")
+        dev.ptx = [found[k] for k in kernels if k in found]
+        missing = [k for k in kernels if k not in found]
+        if missing:
+            dev.status = Status.NOT_RUN
+            dev.explain("reason.ptx_missing", kernels=", ".join(missing), target=dev.device_name)
+        for rule in part.ptx:
+            facts = found.get(rule.kernel)
+            if facts is None:
+                continue
+            missed = [msg(f"ptx.want_{what}", rule=getattr(rule, what)) for what in ("loads", "stores")
+                      if getattr(rule, what) and not ptx.meets(facts, what, getattr(rule, what))]
+            if missed:
+                dev.status = Status.FAIL
+                dev.explain("reason.ptx_rule", kernel=rule.kernel, wanted=missed, loads=facts.loads.summary(),
+                            stores=facts.stores.summary(), why=rule.why)
+        if not part.ptx and dev.status == Status.PASS:
+            dev.explain("reason.ptx_shown")
+        check.kernels[part.id]["ptx"] = dev
+        check.emit(part.id, "ptx", "phase.verdict", dev.status)
 
 
 def _tools(check: Check, parts: list[Part]) -> tuple[list[str], Msg | None]:
