@@ -387,3 +387,14 @@ def test_traffic_counters(book):
     assert cost("output[i, 5] = s[0][0]", "shared", "load") == (2, 1, 1, 0)  # one word: a broadcast
     # The k-th access of each lane at one line goes with the k-th of the others: a loop of two.
     assert cost("output[i, 6 + k] = s[(i + 32 * k) % 64][0]", "shared", "load") == (4, 1, 1, 0)
+
+
+def test_a_stop_in_one_part_is_not_said_of_another(root):
+    """p09's skeleton stops on the simulator in part barrier (a divergent barrier); part
+    window, whose cases all ran, fails for its own values and never says it was stopped."""
+    result = engine.check_puzzle(catalog.load("p09"), engine.Options(seed=1, quick=True, devices=("sim",)))
+    parts = {p.id: p.kernels["sim"] for p in result.parts}
+    assert "divergent_barrier" in kinds(parts["barrier"])
+    window = parts["window"]
+    assert window.status == Status.FAIL and all(c.ran for c in window.cases)
+    assert "reason.sim_stopped" not in [m.key for m in window.reasons]
