@@ -273,31 +273,42 @@ def _constant_checks(plan: Plan) -> list[str]:
             f'your kernel with it"' for name, value in plan.puzzle.constants.items()]
 
 
-def _gpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:"]
+def _device_buffers(spec: CaseSpec, poison: bool) -> list[str]:
+    """A case's buffers on the device: inputs copied from the inputs file, the rest
+    created (and, with `poison`, filled with NaN, or zeros for sums, at once)."""
+    lines = []
     for buf in spec.buffers.values():
         if buf.role == "input":
-            dtype = MOJO_DTYPE[buf.dtype]
-            lines.append(f"    var {buf.var} = h.device_input[{dtype}](ctx, {buf.offset}, {buf.count})")
-        else:
-            lines.append(f"    var {buf.var} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
+            lines.append(f"    var {buf.var} = h.device_input[{MOJO_DTYPE[buf.dtype]}](ctx, {buf.offset}, {buf.count})")
+            continue
+        lines.append(f"    var {buf.var} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
+        if poison:
+            lines.append(f"    poison_device({buf.var}, {'True' if buf.zero else 'False'})")
+    return lines
+
+
+def _enqueue(spec: CaseSpec, launch: LaunchSpec, address, indent: str, comment: bool) -> list[str]:
+    """One launch of a case: the learner's host function called, or a kernel enqueued."""
+    args = ", ".join(_arg(spec, a, address) for a in launch.args)
+    called = _kernel(launch.kernel, _names(spec))
+    if launch.host:
+        said = [f"{indent}# your function, which launches its own kernels: {launch.kernel}"
+                f"({', '.join(launch.args)}, ctx)"] if comment else []
+        return [*said, f"{indent}{called}({args}, ctx)"]
+    said = [f"{indent}# your kernel: {launch.kernel}({', '.join(launch.args)})"] if comment else []
+    return [*said, f"{indent}ctx.enqueue_function[{called}](", f"{indent}    {args},",
+            f"{indent}    grid_dim={launch.grid}, block_dim={launch.block},", f"{indent})"]
+
+
+def _gpu_case(spec: CaseSpec) -> list[str]:
+    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:", *_device_buffers(spec, False)]
     lines.append("    for rep in range(h.repeats):")
     for buf in spec.buffers.values():
         if buf.role != "input":
             lines.append(f"        poison_device({buf.var}, {'True' if buf.zero else 'False'})")
     for _ in range(2 if spec.twice() else 1):
         for launch in spec.launches:
-            args = ", ".join(_arg(spec, a, lambda b: f"Int({b.var}.unsafe_ptr())") for a in launch.args)
-            if launch.host:
-                lines.append(f"        # your function, which launches its own kernels: {launch.kernel}"
-                             f"({', '.join(launch.args)}, ctx)")
-                lines.append(f"        {_kernel(launch.kernel, _names(spec))}({args}, ctx)")
-                continue
-            lines.append(f"        # your kernel: {launch.kernel}({', '.join(launch.args)})")
-            lines.append(f"        ctx.enqueue_function[{_kernel(launch.kernel, _names(spec))}](")
-            lines.append(f"            {args},")
-            lines.append(f"            grid_dim={launch.grid}, block_dim={launch.block},")
-            lines.append("        )")
+            lines += _enqueue(spec, launch, lambda b: f"Int({b.var}.unsafe_ptr())", "        ", True)
     for k, buf in enumerate(spec.outputs()):
         lines.append(f"        h.save_device(ctx, {buf.var}, {buf.count}, {spec.index}, rep, {k})")
     return lines + [""]
@@ -308,26 +319,12 @@ def _timed_case(spec: CaseSpec) -> list[str]:
     times untimed, then `launches` times one by one, each timed by the device
     (DeviceContext.execution_time: events around the work the closure enqueues)."""
     speed = spec.part.speed
-    lines = [f"def timed_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:"]
-    for buf in spec.buffers.values():
-        if buf.role == "input":
-            dtype = MOJO_DTYPE[buf.dtype]
-            lines.append(f"    var {buf.var} = h.device_input[{dtype}](ctx, {buf.offset}, {buf.count})")
-        else:
-            lines.append(f"    var {buf.var} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
-            lines.append(f"    poison_device({buf.var}, {'True' if buf.zero else 'False'})")
+    lines = [f"def timed_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:", *_device_buffers(spec, True)]
     for buf in spec.buffers.values():  # the closure captures addresses (copied), not the buffers
         lines.append(f"    var a_{buf.name} = Int({buf.var}.unsafe_ptr())")
     lines.append("    def run_once(ctx: DeviceContext) raises {var}:")
     for launch in spec.launches:
-        args = ", ".join(_arg(spec, a, lambda b: f"a_{b.name}") for a in launch.args)
-        if launch.host:
-            lines.append(f"        {_kernel(launch.kernel, _names(spec))}({args}, ctx)")
-            continue
-        lines.append(f"        ctx.enqueue_function[{_kernel(launch.kernel, _names(spec))}](")
-        lines.append(f"            {args},")
-        lines.append(f"            grid_dim={launch.grid}, block_dim={launch.block},")
-        lines.append("        )")
+        lines += _enqueue(spec, launch, lambda b: f"a_{b.name}", "        ", False)
     lines += [f"    for _ in range({speed.warmup}):", "        run_once(ctx)", "    ctx.synchronize()",
               "    var times = List[Int]()",
               f"    for _ in range({speed.launches}):", "        times.append(ctx.execution_time(run_once, 1))",
