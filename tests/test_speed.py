@@ -211,3 +211,44 @@ def test_p21_on_a_gpu_times_both_parts_and_coalesced_is_faster(root):
     assert all(s.measured for s in speeds.values()), [s.reason for s in speeds.values()]
     assert speeds["2d"].median_us > speeds["coalesced"].median_us
     assert speeds["coalesced"].ratio_to_fastest == 1.0 and speeds["2d"].ratio_to_fastest > 1.0
+
+
+# --- the verdict against the reference solution (max_ratio_to_solution) ----------------
+
+
+def test_a_part_slower_than_its_limit_over_the_solution_is_too_slow(root):
+    part = p21_part(root)
+    assert part.speed.max_ratio_to_solution == 2.0
+    slow = speed.measure(part, {"name": "t"}, P21_NAMES, [420_000] * 20, "NVIDIA H200")
+    speed.against_solution(slow, part, [100_000] * 20)
+    assert slow.solution_median_us == pytest.approx(100.0) and slow.ratio_to_solution == pytest.approx(4.2)
+    assert slow.too_slow and slow.max_ratio_to_solution == 2.0
+    near = speed.measure(part, {"name": "t"}, P21_NAMES, [200_000] * 20, "NVIDIA H200")
+    speed.against_solution(near, part, [100_000] * 20)
+    assert near.ratio_to_solution == pytest.approx(2.0) and not near.too_slow  # at the limit passes
+
+
+def test_without_the_solutions_times_there_is_no_speed_verdict(root):
+    part = p21_part(root)
+    s = speed.measure(part, {"name": "t"}, P21_NAMES, [420_000] * 20, "NVIDIA H200")
+    speed.against_solution(s, part, None)
+    assert not s.too_slow and s.ratio_to_solution is None and s.max_ratio_to_solution == 2.0
+    two_d = p21_part(root, "2d")  # information only: no limit, no verdict
+    s = speed.measure(two_d, {"name": "t"}, P21_NAMES, [420_000] * 20, "NVIDIA H200")
+    speed.against_solution(s, two_d, [100_000] * 20)
+    assert not s.too_slow and s.ratio_to_solution is None
+
+
+@pytest.mark.parametrize("value", [0.5, True, "2"])
+def test_a_ratio_below_the_solutions_own_time_is_refused(value):
+    with pytest.raises(ManifestError, match="max_ratio_to_solution must be a number of at least 1"):
+        catalog._speed({"bytes": "n", "max_ratio_to_solution": value}, "parts[0].speed")
+
+
+def test_the_report_says_the_ratio_to_the_solution_in_both_languages(root):
+    result = p21_result(root, True)
+    coalesced = result.parts[0]
+    speed.against_solution(coalesced.speed, p21_part(root), [25_000] * 20)  # 100 µs against 25 µs
+    text = rendered(result, "en")
+    assert "Part coalesced: 4.00x the reference solution's time" in text and "at most 2x" in text
+    assert "참고 해답 시간(25.0 µs)의 4.00배" in rendered(result, "ko")

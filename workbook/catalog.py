@@ -123,7 +123,7 @@ class TrafficLimit:
     why: dict[str, str]
 
 
-SPEED_KEYS = ("bytes", "flops", "warmup", "launches")
+SPEED_KEYS = ("bytes", "flops", "warmup", "launches", "max_ratio_to_solution")
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,9 @@ class Speed:
     flops: str = ""
     warmup: int = 3  # launches first, not timed
     launches: int = 20  # timed launches: the median and the fastest are reported
+    # A verdict: the part fails on the GPU when its median is more than this many times the
+    # reference solution's, timed in the same run on the same case (0: information only).
+    max_ratio_to_solution: float = 0.0
 
 
 PTX_RULES = ("v4", "v2")  # what [[parts.ptx]] may ask of a kernel's widest global access
@@ -501,7 +504,11 @@ def _speed(raw, where: str) -> Speed | None:
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise ManifestError(f"{where}.{key} must be a whole number from {low} to {high}, not {value!r}")
         counts[key] = value
-    return Speed(str(raw.get("bytes", "")), str(raw.get("flops", "")), **counts)
+    ratio = raw.get("max_ratio_to_solution", 0.0)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not (ratio == 0 or ratio >= 1):
+        raise ManifestError(f"{where}.max_ratio_to_solution must be a number of at least 1 (the solution's "
+                            f"own time), not {ratio!r}")
+    return Speed(str(raw.get("bytes", "")), str(raw.get("flops", "")), **counts, max_ratio_to_solution=float(ratio))
 
 
 def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, ops: tuple[str, ...]) -> Part:

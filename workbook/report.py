@@ -225,6 +225,14 @@ def render_speed(console: Console, result: PuzzleResult) -> None:
             fast = min(measured, key=lambda p: p.speed.median_us)
             console.print(indented(t("speed.ratio", slow=slow.id, fast=fast.id,
                                      ratio=f"{slow.speed.median_us / fast.speed.median_us:.1f}")))
+        for part in measured:
+            s = part.speed
+            if s.ratio_to_solution is not None:
+                console.print(indented(t("speed.against_solution", part=part.id, ratio=f"{s.ratio_to_solution:.2f}",
+                                         limit=f"{s.max_ratio_to_solution:g}", solution=f"{s.solution_median_us:.1f}"),
+                                       style="bold red" if s.too_slow else "green"))
+            elif s.max_ratio_to_solution:
+                console.print(indented(t("speed.no_solution_time", part=part.id), style="yellow"))
         cases = ", ".join(dict.fromkeys(p.speed.case for p in measured))
         console.print(indented(t("speed.case", cases=cases), style="dim"))
         first = measured[0].speed

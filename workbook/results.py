@@ -239,6 +239,12 @@ class Speed:
     gpu: str = ""
     ratio_to_fastest: float | None = None  # with several timed parts: this median over the fastest's
     method: Msg | None = None
+    # The verdict on speed, where the manifest asks for one (max_ratio_to_solution): the
+    # reference solution's median on the same case in the same run, and this over that.
+    solution_median_us: float | None = None
+    ratio_to_solution: float | None = None
+    max_ratio_to_solution: float | None = None
+    too_slow: bool = False
 
 
 @dataclass

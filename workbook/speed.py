@@ -5,7 +5,10 @@ judged cases: `warmup` runs of its launches, not timed, then `launches` runs, ea
 timed by the device (DeviceContext.execution_time: events around what one run
 enqueues). The report gives the median and the fastest, the bytes or FLOPs the
 manifest declares for that case, and what they come to per second, as a share of
-the GPU's peak where this table knows the GPU. It is information, not a verdict.
+the GPU's peak where this table knows the GPU. It is information, not a verdict,
+unless the manifest sets `max_ratio_to_solution`: then the reference solution is
+timed on the same case in the same check, and a part more than that many times
+slower fails on the GPU.
 """
 
 from __future__ import annotations
@@ -57,6 +60,21 @@ def measure(part: Part, case: dict, names: dict[str, int], times_ns: list[int], 
         if peak is not None:
             result.percent_of_peak_flops = 100 * result.gflop_per_s / result.peak_gflop_per_s
     return result
+
+
+def against_solution(result: Speed, part: Part, solution_times_ns: list[int] | None) -> None:
+    """The verdict a part's manifest asks for: its median over the reference solution's,
+    timed on the same case in the same run, at most `max_ratio_to_solution`. Without the
+    solution's times (its run failed) there is no verdict, never a guess."""
+    limit = part.speed.max_ratio_to_solution
+    if not limit or not result.measured or not result.median_us:
+        return
+    result.max_ratio_to_solution = limit
+    if not solution_times_ns or len(solution_times_ns) < part.speed.launches:
+        return
+    result.solution_median_us = statistics.median(solution_times_ns) / 1e3
+    result.ratio_to_solution = result.median_us / result.solution_median_us
+    result.too_slow = result.ratio_to_solution > limit
 
 
 def compare(speeds: list[Speed]) -> None:

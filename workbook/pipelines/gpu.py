@@ -119,15 +119,43 @@ def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
         raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1,
                             [spec.index for spec in timed], limit=check.capped(settings.run_timeout()))
     check.children.check()
+    judged = [spec for spec in timed if spec.part.speed.max_ratio_to_solution and spec.index in raw.times]
+    reference = raw.times if check.options.solutions else _solution_times(check, judged) if judged else {}
     for spec in timed:
         part = spec.part
         if spec.index in raw.times:
             case = check.timed_cases[spec.index - len(check.plan.cases)]
             names = {**spec.constants, **{k: v for k, v in spec.params.items()
                                           if isinstance(v, int) and not isinstance(v, bool)}}
-            check.speeds[part.id] = speed.measure(part, case, names, raw.times[spec.index], check.gpu.name)
+            measured = speed.measure(part, case, names, raw.times[spec.index], check.gpu.name)
+            speed.against_solution(measured, part, reference.get(spec.index))
+            check.speeds[part.id] = measured
+            if measured.too_slow:
+                dev = check.kernels[part.id]["gpu"]
+                dev.status = Status.FAIL
+                dev.explain("reason.too_slow", ratio=f"{measured.ratio_to_solution:.2f}",
+                            limit=f"{measured.max_ratio_to_solution:g}")
+                check.emit(part.id, "gpu", "phase.verdict", dev.status)
         else:
             check.speeds[part.id] = speed.not_measured(part, "speed.run_failed", status=raw.status)
+
+
+def _solution_times(check: Check, specs: list) -> dict[int, list[int]]:
+    """The reference solution's device times on the same timed cases, in this check: its
+    own GPU launcher (from the workbook's solutions, never the learner's folder; the build
+    cache makes it free where the learner's files are the solution's), run the same way."""
+    if check.spent("GPU timing"):
+        return {}
+    with check.stage("build/gpu-solution"):
+        built = build.launcher(check.children, build.sources(check.puzzle, solutions=True), check.plan, "gpu",
+                               check.target("gpu"))
+    if not built.ok:
+        return {}
+    with check.stage("run/gpu-solution-timing"):
+        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1,
+                            [spec.index for spec in specs], limit=check.capped(settings.run_timeout()))
+    check.children.check()
+    return raw.times
 def ptx_check(check: Check, parts: list[Part], binary: Path) -> None:
     """The PTX of the GPU build, per kernel (a puzzle about how kernels compile, one with
     a [[parts.ptx]] rule, only): the `ptx` device of each part shows every kernel's global
