@@ -194,7 +194,8 @@ def render_speed(console: Console, result: PuzzleResult) -> None:
     timed = [p for p in result.parts if p.speed is not None]
     if not timed:
         return
-    console.print(Text(t("speed.title"), style="bold"))
+    judged = any(p.speed.max_ratio_to_solution for p in timed)
+    console.print(Text(t("speed.title_judged" if judged else "speed.title"), style="bold"))
     measured = [p for p in timed if p.speed.measured]
     for part in timed:
         if not part.speed.measured:
