@@ -438,3 +438,10 @@ def test_the_tile_level_async_copy_is_refused_with_its_line(book):
     sim = result.parts[0].kernels["sim"]
     reason = sim.reason if isinstance(sim.reason, str) else sim.reason.text("en")
     assert sim.status == Status.NOT_RUN and "copy_dram_to_sram_async" in reason, reason
+
+
+def test_an_async_copy_past_the_end_of_its_source_is_named_at_the_copy_s_line(book):
+    change = ("    if i < size:\n        async_copy[4](", "    if True:\n        async_copy[4](")
+    sim = run(book, "async", change)
+    found = only(sim, "read_out_of_bounds")
+    assert found.line == line(book, "async_copy[4](", change) and found.message.values["element"] == "a[9..11]"

@@ -731,7 +731,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
     region_t *r = region_at(a);
     u32 site = given;
     if (!r || a + n > r->base + r->bytes) {
-        site = site_of(pc, caller_of(t));
+        if (!site) site = site_of(pc, caller_of(t));
         outside(a, n, write, site);
         count(0, write, a, n, pc, given);
         return;
@@ -742,7 +742,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
     if (shared) {
         k = alloc_at(off);
         if (k < 0 || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
-            site = site_of(pc, caller_of(t));
+            if (!site) site = site_of(pc, caller_of(t));
             outside(a, n, write, site);
             count(1, write, a, n, pc, given);
             return;
@@ -1544,11 +1544,23 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
  * the read's line and the copy's. Landing is a write by the copying thread, in the
  * wait's round, at the copy's line: another thread that reads it before a barrier()
  * is a race like any other. */
-/* `data` holds what the copy read from global memory (wbsim.mojo read it, watched, at
- * the learner's line), already zero-filled past src_size. */
-void wbsim_async_copy(i64 dst, const uint8_t *data, i64 bytes, const char *file, i64 file_len, i64 line, i64 col) {
+/* The copy reads `have` bytes of `src` now, watched as a read at the copy's line (the
+ * line the compiler gave wbsim.mojo); `fill` holds what goes past them (zeros, or the
+ * copy's fill value). */
+void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, const char *file, i64 file_len,
+                      i64 line, i64 col) {
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
+    if (have > 0) {
+        uintptr_t s = (uintptr_t)src;
+        if (s - S.heap_lo < HEAP_RESERVE) {
+            on_access(s, (size_t)have, 0, 0, NULL, site);
+            memcpy(fill, (const void *)s, (size_t)have);
+        } else {
+            memset(fill, 0xFF, (size_t)have); /* not simulator memory: never read it */
+        }
+    }
+    const uint8_t *data = fill;
     region_t *r = region_at((uintptr_t)dst);
     size_t off = r ? (uintptr_t)dst - r->base : 0;
     int k = r && r == S.arena ? alloc_at(off) : -1;

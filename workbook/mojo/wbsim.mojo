@@ -109,9 +109,9 @@ def stack_allocation[
 # Async copies: `from max.gpu.memory import async_copy, async_copy_commit_group,
 # async_copy_wait_group, async_copy_wait_all`.
 # ---------------------------------------------------------------------------
-# The copy reads its source here, watched, at the learner's line (a read past the
-# end of a buffer is named there), and hands the bytes to wbsim.c, which keeps
-# them pending until this thread's matching wait: only then are they in shared
+# wbsim.c reads the copy's source at once, watched, at the learner's line (a read
+# past the end of a buffer is named there), and keeps the bytes pending until
+# this thread's matching wait: only then are they in shared
 # memory. Until then the destination reads as NaN, and reading it is a finding.
 
 
@@ -142,18 +142,16 @@ def async_copy[
             "async_copy with predicate=True (line ", at.line(), ") is not simulated: run it on a GPU"
         )
         external_call["wbsim_misuse", NoneType](Int(message.unsafe_ptr()), message.byte_length())
+    # What lies past src_size: the fill value, or zeros. wbsim.c reads the rest from src.
     var v = SIMD[dtype, n](0)
     comptime if fill:
         v = SIMD[dtype, n](fill.value())
-    var have = Int(src_size)
-    for k in range(n):
-        if (k + 1) * elem <= have:
-            v[k] = src[unsafe_offset=k]
     var me = external_call["wbsim_linear", Int]()
     var slot = _slot[dtype, n](me)
     slot[] = v
     external_call["wbsim_async_copy", NoneType](
-        Int(dst), Int(slot), size, Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column()
+        Int(dst), Int(src), Int(slot), size, min(max(Int(src_size), 0), size),
+        Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column(),
     )
 
 
