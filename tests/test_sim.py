@@ -398,3 +398,61 @@ def test_a_stop_in_one_part_is_not_said_of_another(root):
     window = parts["window"]
     assert window.status == Status.FAIL and all(c.ran for c in window.cases)
     assert "reason.sim_stopped" not in [m.key for m in window.reasons]
+
+
+# --- async copies ---------------------------------------------------------------------
+
+
+def test_an_async_tile_load_waited_for_and_shared_by_a_barrier_passes(book):
+    sim = run(book, "async")
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_reading_an_async_copy_s_destination_before_the_wait_is_a_finding_at_its_line(book):
+    """The copy lands at the wait, never earlier: the early read sees NaN in both thread
+    orders, and is named with its line and the copy's."""
+    change = ("    async_copy_wait_group(0)\n    barrier()\n    if i < size:\n"
+              "        output[i] = shared[(t + 1) % last] + shared[t]\n",
+              "    barrier()\n    if i < size:\n        output[i] = shared[(t + 1) % last] + shared[t]\n"
+              "    async_copy_wait_group(0)\n")
+    sim = run(book, "async", change)
+    assert sim.status == Status.FAIL and not any(c.order_dependent for c in sim.cases)
+    found = only(sim, "async_read_before_wait")
+    assert found.line == line(book, "output[i] = shared[(t + 1) % last] + shared[t]", change)
+    assert found.other_line == line(book, "async_copy[4](", change)
+    assert found.message.values["element"].startswith("shared[")
+    assert kinds(sim) == {"async_read_before_wait"}
+
+
+def test_a_wait_that_leaves_the_newest_group_pending_lands_nothing(book):
+    """wait_group(1) with one group committed waits for none: commit groups count."""
+    change = ("    async_copy_wait_group(0)\n", "    async_copy_wait_group(1)\n")
+    sim = run(book, "async", change)
+    assert only(sim, "async_read_before_wait").line == line(book, "output[i] = shared[(t + 1) % last] +", change)
+
+
+def test_an_async_copy_waited_for_without_a_barrier_is_a_race(book):
+    """The wait lands a thread's own copy; its neighbour's slot needs the barrier."""
+    change = ("    async_copy_wait_group(0)\n    barrier()\n", "    async_copy_wait_group(0)\n")
+    sim = run(book, "async", change)
+    race = only(sim, "shared_race")
+    assert {race.line, race.other_line} == {line(book, "async_copy[4](", change),
+                                            line(book, "output[i] = shared[(t + 1) % last] +", change)}
+    assert "async_read_before_wait" not in kinds(sim)
+
+
+def test_the_tile_level_async_copy_is_refused_with_its_line(book):
+    change = ("from layout import TileTensor\n", "from layout import TileTensor, copy_dram_to_sram_async\n")
+    (book / "puzzles/p90/sim.mojo").write_text(source_of(book, change))
+    result = engine.check_puzzle(catalog.load("p90"), engine.Options(part="async", seed=1, quick=True,
+                                                                    devices=("sim",), force=True))
+    sim = result.parts[0].kernels["sim"]
+    reason = sim.reason if isinstance(sim.reason, str) else sim.reason.text("en")
+    assert sim.status == Status.NOT_RUN and "copy_dram_to_sram_async" in reason, reason
+
+
+def test_an_async_copy_past_the_end_of_its_source_is_named_at_the_copy_s_line(book):
+    change = ("    if i < size:\n        async_copy[4](", "    if True:\n        async_copy[4](")
+    sim = run(book, "async", change)
+    found = only(sim, "read_out_of_bounds")
+    assert found.line == line(book, "async_copy[4](", change) and found.message.values["element"] == "a[9..11]"

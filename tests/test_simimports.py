@@ -55,7 +55,10 @@ def test_a_parenthesised_import_keeps_its_line_count():
     ("import max.gpu\n", 1, "import max.gpu"),
     ("from max.gpu import *\n", 1, "from max.gpu import *"),
     ("from max.gpu import thread_idx, cluster_idx\n", 1, "cluster_idx from max.gpu"),
-    ("from max.gpu.memory import async_copy\n", 1, "async_copy from max.gpu.memory"),
+    ("from max.gpu.memory import async_copy, fence_async_view_proxy\n", 1,
+     "fence_async_view_proxy from max.gpu.memory"),
+    ("x = 1\nfrom layout.layout_tensor import copy_dram_to_sram_async\n", 2,
+     "copy_dram_to_sram_async from layout.layout_tensor"),
 ])
 def test_what_the_simulator_cannot_stand_in_for_is_refused_with_its_line(source, line, what):
     with pytest.raises(Unsupported) as caught:

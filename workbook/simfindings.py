@@ -31,7 +31,7 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
     who = threads(raw, launch)
     values: dict = {"who": who, "line": place.line if place else "?", "other_line": other.line if other else "?"}
     if kind in ("read_out_of_bounds", "out_of_bounds", "shared_read_out_of_bounds", "shared_out_of_bounds",
-                "uninitialized_read", *RACES):
+                "uninitialized_read", "async_read_before_wait", *RACES):
         name, shape, shared = _target(raw, spec)
         values.update(buffer=name, size=raw.get("size", 0),
                       element=element(name, shape, raw.get("index_min", raw.get("index", 0)),
@@ -46,6 +46,10 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
         message = msg("finding.sim_unwritten_shared" if shared else "finding.sim_unwritten", **values)
     elif kind in RACES:
         message = _race(raw, values, launch)
+    elif kind == "async_read_before_wait":
+        other_thread = raw.get("other_thread", -1)
+        message = msg("finding.sim_async_read_before_wait", copier=global_thread(launch, other_thread)
+                      if other_thread >= 0 else msg("sim.no_thread"), **values)
     elif kind in ("divergent_barrier", "barrier_mismatch"):
         message, place = _barrier(raw, launch)
     elif kind in ("invalid_read", "invalid_write", "invalid_access"):
@@ -98,12 +102,17 @@ def timeout(info: dict, plan: Plan, case_name: str, limit: float) -> Finding:
 def merge(findings: list[Finding]) -> list[Finding]:
     """One finding per bug: the same race seen from its two sides (a read after a write
     in one thread order, the write after the read in the other) is one race, a read of
-    unwritten memory that a race explains is that race, and what every case shows is
+    unwritten memory that a race explains is that race, a race between a read before an
+    async copy's wait and that copy landing is the early read, and what every case shows is
     told once (with the first case that showed it)."""
     races = [f for f in findings if f.kind in RACES]
+    early = {(f.case, f.file, tuple(sorted((f.line or 0, f.other_line or 0))))
+             for f in findings if f.kind == "async_read_before_wait"}
     kept: list[Finding] = []
     seen: dict[tuple, Finding] = {}
     for f in findings:
+        if f.kind in RACES and (f.case, f.file, tuple(sorted((f.line or 0, f.other_line or 0)))) in early:
+            continue  # the copy landing after that early read: the same bug, told once
         if f.kind == "uninitialized_read" and any(r.case == f.case and f.line in (r.line, r.other_line)
                                                   and r.file == f.file for r in races):
             continue

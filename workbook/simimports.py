@@ -7,8 +7,8 @@ from workbook/mojo/wbsim.mojo (and warps from wbwarp.mojo) instead of
 code, comes from wbsim.mojo too. Every line
 keeps its number, so a compiler error points at the learner's own line.
 
-Only the import shapes below are accepted. Anything else GPU-specific (async
-copies, tensor cores, `import max.gpu`) is refused with a message naming the
+Only the import shapes below are accepted. Anything else GPU-specific (the
+tile-level async copy, tensor cores, `import max.gpu`) is refused with a message naming the
 line: the simulator never guesses.
 """
 
@@ -31,13 +31,17 @@ PROVIDED = {
     "max.gpu.primitives.warp": dict.fromkeys(WARP_NAMES, "wbwarp"),
     # Every address space is the CPU's there: accesses through a SHARED pointer would
     # escape the instrumentation that watches them.
-    "max.gpu.memory": {"AddressSpace": "wbsim"},
+    "max.gpu.memory": dict.fromkeys(("AddressSpace", "async_copy", "async_copy_commit_group", "async_copy_wait_group",
+                                     "async_copy_wait_all"), "wbsim"),
     # elementwise launches a kernel from host code: the simulator's makes the same launch.
     "max.algorithm.functional": {"elementwise": "wbsim"},
     "max.algorithm": {"elementwise": "wbsim"},
     # A host function's ctx.enqueue_function launches on the simulator (p17, p19).
     "max.gpu.host": {"DeviceContext": "wbsim"},
 }
+# Names the simulator refuses even where their module is otherwise kept: the tile-level
+# async copy (it would run as a plain copy, and a read before its wait would go unseen).
+REFUSED = {("layout", "copy_dram_to_sram_async"), ("layout.layout_tensor", "copy_dram_to_sram_async")}
 # Modules imported as a whole: `from max.gpu.primitives import warp` -> `import wbwarp as warp`.
 MODULES = {("max.gpu.primitives", "warp"): "wbwarp"}
 # Modules whose other names are fine to keep on the CPU (host code, types).
@@ -75,6 +79,9 @@ def rewrite(source: str, sim_module: str = "wbsim") -> str:
             continue
         indent, module, rest = m.groups()
         end, names = _statement(lines, i, rest)
+        for name, _ in names:
+            if (module, name) in REFUSED:
+                raise Unsupported(i + 1, f"{name} from {module}")
         if module in PROVIDED or GPU_MODULE.match(module):
             out[i:end + 1] = _replace(indent, module, names, i + 1, sim_module, end - i + 1)
         i = end + 1

@@ -83,7 +83,7 @@ enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP };
 
 #define WARP 32                 /* lanes of a warp, as on NVIDIA GPUs */
 #define WARP_SLOT 64            /* bytes each lane may put into a warp operation */
-enum { F_INIT = 1, F_ATOMIC = 2, F_OTHER_BLOCK_READ = 4 };
+enum { F_INIT = 1, F_ATOMIC = 2, F_OTHER_BLOCK_READ = 4, F_PENDING = 8 }; /* PENDING: an async copy's, not landed */
 
 /* ------------------------------------------------------------------------- */
 /* State                                                                     */
@@ -125,6 +125,7 @@ typedef struct {
     u32 barrier_site;
     int alloc_index;
     size_t shared_offset;
+    int committed;           /* async-copy groups this thread committed */
     void *stack[SHADOW_DEPTH];
     int depth;
     double stretch_started;
@@ -658,14 +659,14 @@ static void traffic_flush(void) {
 
 /* Per thread (counters.bin) and per site (result.json's sites): what the first repeat
  * read and wrote, so that a part's access budget can be checked and its lines named. */
-static void count(int shared, int write, uintptr_t a, size_t n, void *pc) {
+static void count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 given) {
     thread_t *t = S.cur;
     if (!S.counts || t->gtid < 0) return;
     u32 *c = &S.counts[(size_t)t->gtid * 8];
     int k = (shared ? 4 : 0) + (write ? 2 : 0);
     c[k] += 1;
     c[k + 1] += (u32)n;
-    u32 id = site_of(pc, caller_of(t)); /* first: it may move the table */
+    u32 id = given ? given : site_of(pc, caller_of(t)); /* first: it may move the table */
     site_t *site = &S.sites[id];
     if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
@@ -706,14 +707,33 @@ static void outside(uintptr_t a, size_t n, int write, u32 site) {
     saw(f, t->gtid, element_of(r, a));
 }
 
-static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
+/* Async copies not landed yet (see wbsim_async_copy). */
+struct pending_s {
+    uintptr_t dst;
+    int gtid, linear, group;  /* group: -1 until committed, then the thread's group number */
+    u32 site;
+    int bytes;
+    uint8_t data[16];
+};
+static struct pending_s *pendings;
+static int npending, pending_cap;
+
+static const struct pending_s *pending_at(uintptr_t a) {
+    for (int i = npending - 1; i >= 0; i--)
+        if (a >= pendings[i].dst && a < pendings[i].dst + (uintptr_t)pendings[i].bytes) return &pendings[i];
+    return NULL;
+}
+
+/* One access of the running thread. `given` is its site when the simulator knows it
+ * already (an async copy landing: the line of the copy), else 0: from `pc`. */
+static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u32 given) {
     thread_t *t = S.cur;
     region_t *r = region_at(a);
-    u32 site = 0;
+    u32 site = given;
     if (!r || a + n > r->base + r->bytes) {
-        site = site_of(pc, caller_of(t));
+        if (!site) site = site_of(pc, caller_of(t));
         outside(a, n, write, site);
-        count(0, write, a, n, pc);
+        count(0, write, a, n, pc, given);
         return;
     }
     int shared = r->role == ROLE_SHARED;
@@ -722,19 +742,29 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc) {
     if (shared) {
         k = alloc_at(off);
         if (k < 0 || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
-            site = site_of(pc, caller_of(t));
+            if (!site) site = site_of(pc, caller_of(t));
             outside(a, n, write, site);
-            count(1, write, a, n, pc);
+            count(1, write, a, n, pc, given);
             return;
         }
     }
-    count(shared, write, a, n, pc);
+    count(shared, write, a, n, pc, given);
     int in_kernel = S.mode == 1;
     int region_id = shared ? -1 : (int)(r - S.regions);
     int reported = 0;
     for (size_t i = 0; i < n; i++) {
         cell_t *c = &r->shadow[off + i];
         if (!write) {
+            if ((c->flags & F_PENDING) && in_kernel && !reported) {
+                /* An async copy's destination, read before the copying thread waited for it:
+                 * on a GPU the old bytes or the new ones, whenever it lands (NaN here). */
+                if (!site) site = site_of(pc, caller_of(t));
+                const struct pending_s *p = pending_at(a + i);
+                finding_t *f = finding("async_read_before_wait", region_id, k, site, p ? p->site : 0, NULL);
+                if (f && f->events == 0 && p) f->other_thread = p->gtid;
+                saw(f, t->gtid, (i64)((off - S.allocs[k].offset) / S.allocs[k].elem));
+                reported = 1;
+            }
             if (!(c->flags & F_INIT) && !reported) {
                 if (!site) site = site_of(pc, caller_of(t));
                 finding_t *f = finding("uninitialized_read", region_id, k, site, 0, NULL);
@@ -810,7 +840,7 @@ static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) 
     }
     S.cur->last_pc = pc;
     if (a - S.heap_lo >= HEAP_RESERVE) return; /* not simulator memory */
-    on_access(a, n, write, atomic, pc);
+    on_access(a, n, write, atomic, pc, 0);
 }
 
 /* The instrumentation's entry points. */
@@ -1505,6 +1535,94 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
     return (i64)(S.arena->base + offset);
 }
 
+/* Async copies (`async_copy` from max.gpu.memory, cp.async on NVIDIA GPUs). A copy a
+ * thread issues is pending: its bytes are in shared memory only after that thread's
+ * matching wait (async_copy_wait_group, async_copy_wait_all), and a barrier() alone
+ * does not make them land. Here they land exactly at the wait, whatever the thread
+ * order, and until then the destination holds 0xFF (NaN) and is marked pending in its
+ * shadow: a read of it, by any thread, is a finding (async_read_before_wait) naming
+ * the read's line and the copy's. Landing is a write by the copying thread, in the
+ * wait's round, at the copy's line: another thread that reads it before a barrier()
+ * is a race like any other. */
+/* The copy reads `have` bytes of `src` now, watched as a read at the copy's line (the
+ * line the compiler gave wbsim.mojo); `fill` holds what goes past them (zeros, or the
+ * copy's fill value). */
+void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, const char *file, i64 file_len,
+                      i64 line, i64 col) {
+    thread_t *t = current();
+    u32 site = source_site(file, file_len, line, col);
+    if (have > 0) {
+        uintptr_t s = (uintptr_t)src;
+        if (s - S.heap_lo < HEAP_RESERVE) {
+            on_access(s, (size_t)have, 0, 0, NULL, site);
+            memcpy(fill, (const void *)s, (size_t)have);
+        } else {
+            memset(fill, 0xFF, (size_t)have); /* not simulator memory: never read it */
+        }
+    }
+    const uint8_t *data = fill;
+    region_t *r = region_at((uintptr_t)dst);
+    size_t off = r ? (uintptr_t)dst - r->base : 0;
+    int k = r && r == S.arena ? alloc_at(off) : -1;
+    if (!r || r != S.arena) {
+        if (r) die("async_copy's destination (line %lld) must be shared memory (stack_allocation with "
+                   "address_space=AddressSpace.SHARED)", (long long)line);
+        outside((uintptr_t)dst, (size_t)bytes, 1, site);
+        return;
+    }
+    if (k < 0 || off + (size_t)bytes > S.allocs[k].offset + S.allocs[k].bytes) {
+        outside((uintptr_t)dst, (size_t)bytes, 1, site);
+        return;
+    }
+    if (npending == pending_cap) {
+        pending_cap = pending_cap ? pending_cap * 2 : 1024;
+        pendings = realloc(pendings, (size_t)pending_cap * sizeof *pendings);
+        if (!pendings) die("out of memory");
+    }
+    struct pending_s *p = &pendings[npending++];
+    p->dst = (uintptr_t)dst;
+    p->gtid = t->gtid;
+    p->linear = t->linear;
+    p->group = -1;
+    p->site = site;
+    p->bytes = (int)(bytes > 16 ? 16 : bytes);
+    memcpy(p->data, data, (size_t)p->bytes);
+    memset((void *)p->dst, 0xFF, (size_t)p->bytes); /* not there yet: NaN, in every thread order */
+    for (int i = 0; i < p->bytes; i++) r->shadow[off + i].flags |= F_PENDING;
+}
+
+void wbsim_async_commit(void) {
+    thread_t *t = current();
+    for (int i = 0; i < npending; i++)
+        if (pendings[i].linear == t->linear && pendings[i].group < 0) pendings[i].group = t->committed;
+    t->committed++;
+}
+
+/* The copies of this thread's groups but the newest `keep` land (all = every copy, the
+ * uncommitted ones too: cp.async.wait_all commits first). */
+void wbsim_async_wait(i64 keep, i64 all) {
+    thread_t *t = current();
+    if (all) wbsim_async_commit();
+    int j = 0;
+    for (int i = 0; i < npending; i++) {
+        struct pending_s p = pendings[i];
+        if (p.linear != t->linear || p.group < 0 || p.group >= t->committed - (int)keep) {
+            pendings[j++] = p;
+            continue;
+        }
+        size_t off = p.dst - S.arena->base;
+        for (int b = 0; b < p.bytes; b++) S.arena->shadow[off + b].flags &= (uint8_t)~F_PENDING;
+        memcpy((void *)p.dst, p.data, (size_t)p.bytes);
+        on_access(p.dst, (size_t)p.bytes, 1, 0, NULL, p.site);
+    }
+    npending = j;
+    /* A byte another pending copy also targets stays pending. */
+    for (int i = 0; i < npending; i++) {
+        size_t off = pendings[i].dst - S.arena->base;
+        for (int b = 0; b < pendings[i].bytes; b++) S.arena->shadow[off + b].flags |= F_PENDING;
+    }
+}
+
 /* ------------------------------------------------------------------------- */
 /* Launching                                                                 */
 /* ------------------------------------------------------------------------- */
@@ -1716,6 +1834,7 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
         memset((void *)S.arena->base, 0xFF, used);
         reset_shadow(S.arena, 0, used, 0);
         S.nallocs = 0;
+        npending = 0; /* a copy no thread waited for never lands */
         S.shared_problem = 0;
         S.arena_used = 0;
         for (int i = 0; i < S.nthreads; i++) new_thread(i, lb);

@@ -21,7 +21,7 @@ from std.utils.numerics import nan
 from layout import Coord, TileTensor
 from layout.tile_layout import TensorLayout
 from max.gpu.host import Dim
-from max.gpu.memory import AddressSpace as _Space
+from max.gpu.memory import AddressSpace as _Space, CacheEviction as _CacheEviction
 
 
 # ---------------------------------------------------------------------------
@@ -103,6 +103,74 @@ def stack_allocation[
     )
     var ptr = Pointer[Scalar[dtype], MutUntrackedOrigin, address_space=address_space](unsafe_from_address=address)
     return TileTensor[dtype, LayoutType, MutUntrackedOrigin, address_space=address_space](ptr=ptr, layout=layout)
+
+
+# ---------------------------------------------------------------------------
+# Async copies: `from max.gpu.memory import async_copy, async_copy_commit_group,
+# async_copy_wait_group, async_copy_wait_all`.
+# ---------------------------------------------------------------------------
+# wbsim.c reads the copy's source at once, watched, at the learner's line (a read
+# past the end of a buffer is named there), and keeps the bytes pending until
+# this thread's matching wait: only then are they in shared
+# memory. Until then the destination reads as NaN, and reading it is a finding.
+
+
+@always_inline
+def async_copy[
+    dtype: DType,
+    //,
+    size: Int,
+    *,
+    fill: Optional[Scalar[dtype]] = None,
+    bypass_L1_16B: Bool = True,
+    l2_prefetch: Optional[Int] = None,
+    eviction_policy: _CacheEviction = _CacheEviction.EVICT_NORMAL,
+](
+    src: Pointer[mut=_, Scalar[dtype], _, address_space=_],
+    dst: Pointer[mut=True, Scalar[dtype], _, address_space=_],
+    src_size: Int32 = Int32(size),
+    predicate: Bool = False,
+):
+    comptime assert size == 4 or size == 8 or size == 16, "async_copy copies 4, 8 or 16 bytes"
+    comptime elem = size_of[dtype]()
+    comptime n = size // elem
+    comptime assert n >= 1 and n * elem == size, "async_copy's size must be a whole number of elements"
+    var at = call_location()
+    var file = at.file_name()
+    if predicate:
+        var message = String(
+            "async_copy with predicate=True (line ", at.line(), ") is not simulated: run it on a GPU"
+        )
+        external_call["wbsim_misuse", NoneType](Int(message.unsafe_ptr()), message.byte_length())
+    # What lies past src_size: the fill value, or zeros. wbsim.c reads the rest from src.
+    var v = SIMD[dtype, n](0)
+    comptime if fill:
+        v = SIMD[dtype, n](fill.value())
+    var me = external_call["wbsim_linear", Int]()
+    var slot = _slot[dtype, n](me)
+    slot[] = v
+    external_call["wbsim_async_copy", NoneType](
+        Int(dst), Int(src), Int(slot), size, min(max(Int(src_size), 0), size),
+        Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column(),
+    )
+
+
+@always_inline
+def async_copy_commit_group():
+    """The copies this thread issued since its last commit become one group."""
+    external_call["wbsim_async_commit", NoneType]()
+
+
+@always_inline
+def async_copy_wait_group(n: Int32):
+    """Every group of this thread but the newest n lands."""
+    external_call["wbsim_async_wait", NoneType](Int(n), 0)
+
+
+@always_inline
+def async_copy_wait_all():
+    """Every copy of this thread lands."""
+    external_call["wbsim_async_wait", NoneType](0, 1)
 
 
 # ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 from max.gpu import thread_idx, block_idx, block_dim, grid_dim, global_idx, lane_id, WARP_SIZE
 from max.gpu.primitives import warp
 from max.gpu.sync import barrier
-from max.gpu.memory import AddressSpace
+from max.gpu.memory import AddressSpace, async_copy, async_copy_commit_group, async_copy_wait_group
 from layout import TileTensor
 from layout.tile_layout import row_major
 from layout.tile_tensor import stack_allocation
@@ -113,6 +113,25 @@ def warp_ops[size: Int, threads: Int](
     output[row, 6] = warp.max(v)
     var ballot = warp.vote[DType.uint32](v > 3)
     output[row, 7] = Float32(ballot & 0xFFF) + Float32(ballot >> 20) * 4096 + Float32(WARP_SIZE - 32)
+
+
+def async_tile[size: Int](
+    output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+):
+    """The neighbours kernel with its tile fetched by async copies: each thread's copy
+    is its own group, landed by the wait; the barrier makes it the block's."""
+    var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[TPB]())
+    var i = block_idx.x * TPB + thread_idx.x
+    var t = thread_idx.x
+    var last = min(TPB, size - block_idx.x * TPB)
+    if i < size:
+        async_copy[4]((a.ptr + i).address_space_cast[AddressSpace.GLOBAL](), shared.ptr + t)
+    async_copy_commit_group()
+    async_copy_wait_group(0)
+    barrier()
+    if i < size:
+        output[i] = shared[(t + 1) % last] + shared[t]
 
 
 def traffic(
