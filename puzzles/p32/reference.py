@@ -6,8 +6,9 @@ input makes each part of the kernels decide the answer:
 - transpose: rows and cols that differ (a swapped index reads the wrong element or
   past the end) and that are not multiples of TILE = 32 (45 x 70, 130 x 7, 1 x 100),
   so the last tiles are partial in both directions and the guards on the read and
-  the write both matter; one exact tile (32 x 32); a single row; "520 x 530, 289
-  blocks" has more blocks than a block has threads (TILE x ROWS = 256);
+  the write both matter; one exact tile (32 x 32); a single row; "150 x 170, 30
+  blocks" for many full tiles at once; "8200 x 3, 257 blocks" has more blocks than a
+  block has threads (TILE x ROWS = 256), cheaply: a grid of 1 x 257 tiles;
 - pairs: sizes that leave a partial last block (100, the seeded ones), one pair, one
   exact block (64), and "4200 pairs, 66 blocks", more blocks than TPB = 64;
 - values: normal with a spread of 100, all different and off the 16-bit grids. The
@@ -15,8 +16,8 @@ input makes each part of the kernels decide the answer:
   either order, so both parts are checked exactly.
 The traffic: every case's first run is priced per line (32 banks of 4 bytes). The
 solution has no conflict; the conflicted kernels the puzzle starts from have 31 extra
-wavefronts per request on the transpose's column read (fewer where a partial tile leaves
-lanes idle) and 1 per request on each read of a pair.
+wavefronts per request on the transpose's column read (27.07 averaged: a partial tile
+leaves lanes idle) and 1 per request on each read of a pair.
 One shape per part is drawn from the seed among a few ("random size ...").
 """
 
@@ -48,7 +49,8 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
             _matrix(rng, "partial tiles, 45 x 70", "덜 찬 타일, 45 x 70", 45, 70),
             _matrix(rng, "tall and thin, 130 x 7", "길고 좁음, 130 x 7", 130, 7),
             _matrix(rng, "one row, 1 x 100", "행 하나, 1 x 100", 1, 100),
-            _matrix(rng, "520 x 530, 289 blocks", "520 x 530, 블록 289개", 520, 530),
+            _matrix(rng, "150 x 170, 30 blocks", "150 x 170, 블록 30개", 150, 170),
+            _matrix(rng, "8200 x 3, 257 blocks", "8200 x 3, 블록 257개", 8200, 3),
             _matrix(rng, f"random size {r} x {c}", f"무작위 크기 {r} x {c}", r, c, seeded=True),
         ]
     n = int(rng.choice(SEEDED_SIZES))

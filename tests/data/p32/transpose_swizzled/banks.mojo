@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (transpose_swizzled): NOT WRONG: a right kernel another way, an XOR swizzle instead of padding.
+# A RIGHT KERNEL WRITTEN ANOTHER WAY (transpose_swizzled): it must pass p32's bank-conflict limits.
 # Puzzle 32: bank conflicts. Both kernels below compile, run and give the
 # right values; they are slow in a way no value shows. Shared memory is cut
 # into 32 banks of 4 bytes: word w lives in bank w % 32. A warp's request is

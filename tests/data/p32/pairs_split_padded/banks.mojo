@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (pairs_split_padded): NOT WRONG: a right kernel another way, evens then odds with padding.
+# A RIGHT KERNEL WRITTEN ANOTHER WAY (pairs_split_padded): it must pass p32's bank-conflict limits.
 # Puzzle 32: bank conflicts. Both kernels below compile, run and give the
 # right values; they are slow in a way no value shows. Shared memory is cut
 # into 32 banks of 4 bytes: word w lives in bank w % 32. A warp's request is
