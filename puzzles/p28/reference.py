@@ -93,3 +93,11 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     for j in range(CONV):
         out[: max(size - j, 0)] += a[j:] * b[j]
     return {"output": out}
+
+
+def speed_case(rng: np.random.Generator, part: str) -> dict:
+    """Timed on a GPU only, never judged ([parts.speed]): 8 Mi values, so that what a run
+    moves (64 MiB) is past launch overhead."""
+    size = 1 << 23
+    return {"name": "timing: 8 Mi values", "label": {"en": "timing: 8 Mi values", "ko": "시간 재기: 값 8 Mi개"},
+            "params": {"size": size}, "inputs": {"a": _a(rng, size), "b": _b(rng)}}
