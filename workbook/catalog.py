@@ -420,6 +420,15 @@ def _launch(raw: dict, where: str) -> Launch:
     )
 
 
+def _why(raw: dict, where: str, both: bool = False) -> dict[str, str]:
+    """A limit's or rule's `why`, in the learner's words: English at least (`both`: and Korean)."""
+    why = raw.get("why", {})
+    if not isinstance(why, dict) or not ({"en", "ko"} if both else {"en"}) <= set(why):
+        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" "
+                            + ("and why.ko = \"...\"" if both else "(and why.ko)"))
+    return {str(k): str(v) for k, v in why.items()}
+
+
 def _budget(raw: dict, where: str) -> Budget:
     unknown = set(raw) - {*BUDGET_LIMITS, "kernel", "why"}
     if unknown:
@@ -427,10 +436,7 @@ def _budget(raw: dict, where: str) -> Budget:
     limits = tuple((k, int(raw[k])) for k in BUDGET_LIMITS if k in raw)
     if not limits:
         raise ManifestError(f"{where}: a budget needs at least one of {BUDGET_LIMITS}")
-    why = raw.get("why", {})
-    if not isinstance(why, dict) or "en" not in why:
-        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" (and why.ko)")
-    return Budget(str(raw.get("kernel", "")), limits, {str(k): str(v) for k, v in why.items()})
+    return Budget(str(raw.get("kernel", "")), limits, _why(raw, where))
 
 
 def _traffic(raw: dict, where: str) -> TrafficLimit:
@@ -449,10 +455,9 @@ def _traffic(raw: dict, where: str) -> TrafficLimit:
     access = str(raw.get("access", ""))
     if access not in ("", "load", "store"):
         raise ManifestError(f"{where}.access: \"load\" or \"store\", not {access!r}")
-    why = raw.get("why", {})
-    if not isinstance(why, dict) or "en" not in why:
-        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" (and why.ko)")
-    return TrafficLimit(str(raw.get("kernel", "")), access, tuple(limits), {str(k): str(v) for k, v in why.items()})
+    return TrafficLimit(str(raw.get("kernel", "")), access, tuple(limits), _why(raw, where))
+
+
 def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
     unknown = set(raw) - {"kernel", "loads", "stores", "why"}
     if unknown:
@@ -468,10 +473,7 @@ def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
             raise ManifestError(f"{where}.{key} must be one of {PTX_RULES}, not {value!r}")
     if not any(rules.values()):
         raise ManifestError(f"{where}: say what the PTX must show: loads = \"v4\" and/or stores = \"v4\"")
-    why = raw.get("why", {})
-    if not isinstance(why, dict) or not {"en", "ko"} <= set(why):
-        raise ManifestError(f"{where}: say why in the learner's words: why.en = \"...\" and why.ko = \"...\"")
-    return PtxRule(kernel, rules["loads"], rules["stores"], {str(k): str(v) for k, v in why.items()})
+    return PtxRule(kernel, rules["loads"], rules["stores"], _why(raw, where, both=True))
 
 
 def _fixed_size(raw: dict, where: str) -> str:
