@@ -86,6 +86,12 @@ class CaseSpec:
     def outputs(self) -> list[Buffer]:
         return [self.buffers[name] for name in self.part.outputs]
 
+    def names(self) -> dict[str, int]:
+        """What a size expression of this case may name: the constants and its whole-number
+        parameters."""
+        params = {k: v for k, v in self.params.items() if isinstance(v, int) and not isinstance(v, bool)}
+        return {**self.constants, **params}
+
     def twice(self) -> bool:
         """Outputs that are sums: zeroed once, the kernels run twice, halved by the
         workbook. A kernel that zeroes them itself loses the first run."""
@@ -98,7 +104,6 @@ class Plan:
     cases: list[CaseSpec]
     input_bytes: int
     timed: list[CaseSpec] = field(default_factory=list)  # GPU timing only, after the judged cases
-
 
 
 class PlanError(ValueError):
@@ -238,11 +243,6 @@ def _kernel(expr: str, names: dict[str, int]) -> str:
     return f"{name}[{', '.join(values)}]"
 
 
-def _names(spec: CaseSpec) -> dict[str, int]:
-    params = {k: v for k, v in spec.params.items() if isinstance(v, int) and not isinstance(v, bool)}
-    return {**spec.constants, **params}
-
-
 def _tile(buf: Buffer, address: str, writable: bool) -> str:
     helper = "tile_mut" if writable else "tile"
     return f"{helper}[{MOJO_DTYPE[buf.dtype]}]({address}, {buf.layout()})"
@@ -290,7 +290,7 @@ def _device_buffers(spec: CaseSpec, poison: bool) -> list[str]:
 def _enqueue(spec: CaseSpec, launch: LaunchSpec, address, indent: str, comment: bool) -> list[str]:
     """One launch of a case: the learner's host function called, or a kernel enqueued."""
     args = ", ".join(_arg(spec, a, address) for a in launch.args)
-    called = _kernel(launch.kernel, _names(spec))
+    called = _kernel(launch.kernel, spec.names())
     if launch.host:
         said = [f"{indent}# your function, which launches its own kernels: {launch.kernel}"
                 f"({', '.join(launch.args)}, ctx)"] if comment else []
@@ -374,7 +374,7 @@ def _cpu_check(spec: CaseSpec) -> list[str]:
     lines = [f"def case_{spec.index}_cpu_check():"]
     for call in spec.part.calls:
         args = ", ".join(_arg(spec, a, lambda b: "0") for a in call.args)
-        lines.append(f"    {_kernel(call.function, _names(spec))}({args})")
+        lines.append(f"    {_kernel(call.function, spec.names())}({args})")
     return lines + [""]
 
 
@@ -403,7 +403,7 @@ def _cpu_case(spec: CaseSpec) -> list[str]:
         for call in spec.part.calls:
             args = ", ".join(_arg(spec, a, lambda b: b.var) for a in call.args)
             lines.append(f"    # your CPU kernel: {call.function}({', '.join(call.args)})")
-            lines.append(f"    {_kernel(call.function, _names(spec))}({args})")
+            lines.append(f"    {_kernel(call.function, spec.names())}({args})")
     return lines + ["    wb.cpu_end()", "    wb.rep_end(0)", ""]
 
 
@@ -414,7 +414,7 @@ def _sim_struct(spec: CaseSpec, k: int, launch: LaunchSpec) -> list[str]:
     lines += ["", "    def run(self):"]
     args = ", ".join(_arg(spec, a, lambda b: f"self.{b.var}") for a in launch.args)
     lines += [f"        # your kernel: {launch.kernel}({', '.join(launch.args)})",
-              f"        {_kernel(launch.kernel, _names(spec))}({args})", ""]
+              f"        {_kernel(launch.kernel, spec.names())}({args})", ""]
     return lines
 
 
@@ -426,7 +426,7 @@ def _sim_host_call(spec: CaseSpec, launch: LaunchSpec) -> list[str]:
             "        try:",
             f"            # your function, which launches its own kernels: {launch.kernel}"
             f"({', '.join(launch.args)}, ctx)",
-            f"            {_kernel(launch.kernel, _names(spec))}({args}, ctx)",
+            f"            {_kernel(launch.kernel, spec.names())}({args}, ctx)",
             "        except e:",
             "            host_done()",
             "            return  # the simulator stopped this case (see its findings)",

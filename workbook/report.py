@@ -225,7 +225,7 @@ def render_speed(console: Console, result: PuzzleResult) -> None:
             slow = max(measured, key=lambda p: p.speed.median_us)
             fast = min(measured, key=lambda p: p.speed.median_us)
             console.print(indented(t("speed.ratio", slow=slow.id, fast=fast.id,
-                                     ratio=f"{slow.speed.median_us / fast.speed.median_us:.1f}")))
+                                     ratio=f"{slow.speed.ratio_to_fastest:.1f}")))
         for part in measured:
             s = part.speed
             if s.ratio_to_solution is not None:

@@ -116,28 +116,32 @@ def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
         return
     check.emit("", "gpu", "phase.timing")
     with check.stage("run/gpu-timing"):
-        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1,
-                            [spec.index for spec in timed], limit=check.capped(settings.run_timeout()))
-    check.children.check()
+        raw = _timed_run(check, built.binary, timed)
     judged = [spec for spec in timed if spec.part.speed.max_ratio_to_solution and spec.index in raw.times]
     reference = raw.times if check.options.solutions else _solution_times(check, judged) if judged else {}
     for spec in timed:
         part = spec.part
-        if spec.index in raw.times:
-            case = check.timed_cases[spec.index - len(check.plan.cases)]
-            names = {**spec.constants, **{k: v for k, v in spec.params.items()
-                                          if isinstance(v, int) and not isinstance(v, bool)}}
-            measured = speed.measure(part, case, names, raw.times[spec.index], check.gpu.name)
-            speed.against_solution(measured, part, reference.get(spec.index))
-            check.speeds[part.id] = measured
-            if measured.too_slow:
-                dev = check.kernels[part.id]["gpu"]
-                dev.status = Status.FAIL
-                dev.explain("reason.too_slow", ratio=f"{measured.ratio_to_solution:.2f}",
-                            limit=f"{measured.max_ratio_to_solution:g}")
-                check.emit(part.id, "gpu", "phase.verdict", dev.status)
-        else:
+        if spec.index not in raw.times:
             check.speeds[part.id] = speed.not_measured(part, "speed.run_failed", status=raw.status)
+            continue
+        case = check.timed_cases[spec.index - len(check.plan.cases)]
+        measured = speed.measure(part, case, spec.names(), raw.times[spec.index], check.gpu.name)
+        speed.against_solution(measured, part, reference.get(spec.index))
+        check.speeds[part.id] = measured
+        if measured.too_slow:
+            dev = check.kernels[part.id]["gpu"]
+            dev.status = Status.FAIL
+            dev.explain("reason.too_slow", ratio=f"{measured.ratio_to_solution:.2f}",
+                        limit=f"{measured.max_ratio_to_solution:g}")
+            check.emit(part.id, "gpu", "phase.verdict", dev.status)
+
+
+def _timed_run(check: Check, binary: Path, specs: list) -> kernelrun.KernelRun:
+    """One GPU run of the timed cases `specs` (their device times in `times`)."""
+    raw = kernelrun.run(check.children, binary, check.plan, check.inputs, "gpu", 1,
+                        [spec.index for spec in specs], limit=check.capped(settings.run_timeout()))
+    check.children.check()
+    return raw
 
 
 def _solution_times(check: Check, specs: list) -> dict[int, list[int]]:
@@ -152,10 +156,9 @@ def _solution_times(check: Check, specs: list) -> dict[int, list[int]]:
     if not built.ok:
         return {}
     with check.stage("run/gpu-solution-timing"):
-        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1,
-                            [spec.index for spec in specs], limit=check.capped(settings.run_timeout()))
-    check.children.check()
-    return raw.times
+        return _timed_run(check, built.binary, specs).times
+
+
 def ptx_check(check: Check, parts: list[Part], binary: Path) -> None:
     """The PTX of the GPU build, per kernel (a puzzle about how kernels compile, one with
     a [[parts.ptx]] rule, only): the `ptx` device of each part shows every kernel's global
