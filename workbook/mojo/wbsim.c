@@ -658,10 +658,12 @@ static void traffic_flush(void) {
 }
 
 /* Per thread (counters.bin) and per site (result.json's sites): what the first repeat
- * read and wrote, so that a part's access budget can be checked and its lines named. */
-static void count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 given) {
+ * read and wrote, so that a part's access budget can be checked and its lines named.
+ * Returns the access's site where it had to find it (else `given`, 0 if none was): the
+ * caller looks it up once. */
+static u32 count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 given) {
     thread_t *t = S.cur;
-    if (!S.counts || t->gtid < 0) return;
+    if (!S.counts || t->gtid < 0) return given;
     u32 *c = &S.counts[(size_t)t->gtid * 8];
     int k = (shared ? 4 : 0) + (write ? 2 : 0);
     c[k] += 1;
@@ -671,6 +673,7 @@ static void count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 gi
     if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
     if (S.mode == 1) traffic_access(shared, a, n, id);
+    return id;
 }
 
 static void outside(uintptr_t a, size_t n, int write, u32 site) {
@@ -733,7 +736,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
     if (!r || a + n > r->base + r->bytes) {
         if (!site) site = site_of(pc, caller_of(t));
         outside(a, n, write, site);
-        count(0, write, a, n, pc, given);
+        count(0, write, a, n, pc, site);
         return;
     }
     int shared = r->role == ROLE_SHARED;
@@ -744,11 +747,11 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
         if (k < 0 || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
             if (!site) site = site_of(pc, caller_of(t));
             outside(a, n, write, site);
-            count(1, write, a, n, pc, given);
+            count(1, write, a, n, pc, site);
             return;
         }
     }
-    count(shared, write, a, n, pc, given);
+    site = count(shared, write, a, n, pc, site);
     int in_kernel = S.mode == 1;
     int region_id = shared ? -1 : (int)(r - S.regions);
     int reported = 0;
