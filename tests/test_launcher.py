@@ -140,3 +140,21 @@ def test_a_host_launch_calls_the_learners_function_with_ctx(root):
     assert 'DeviceContext(api="cpu")' in sim and 'host_launch("simd_add")' in sim
     assert sim.index('host_launch("simd_add")') < sim.index("puzzle.simd_add[9003](")
     assert "struct Sim_" not in host
+
+
+def test_cases_are_split_so_the_runs_own_files_stay_under_the_file_limit(root):
+    """20 seeds of a large case once filled outputs.bin to the learner's file limit and lost
+    the later cases without a word: the runs are split by what they will write."""
+    from workbook.kernelrun import chunks
+
+    _, _, plan = plan_for("p18")
+    every = list(range(len(plan.cases)))
+    per_case = [sum((o.nbytes + 16) * 2 + 4 * o.count + 16 for o in plan.cases[i].outputs()) for i in every]
+    cap = max(per_case) * 2
+    runs = chunks(plan, every, 2, "sim", cap)
+    assert [i for run in runs for i in run] == every  # every case, once, in order
+    assert len(runs) > 1
+    for run in runs:
+        assert len(run) == 1 or sum(per_case[i] for i in run) <= cap
+    assert chunks(plan, every, 2, "sim", 0) == [every]  # no limit: one run
+    assert chunks(plan, every, 2, "sim", 1) == [[i] for i in every]  # each alone, still run

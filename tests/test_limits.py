@@ -100,3 +100,15 @@ def test_a_right_kernel_that_breaks_a_limit_fails_saying_which(root, monkeypatch
     result = engine.check_puzzle(catalog.load("p01"), engine.Options(seed=1, quick=True, devices=("sim",)))
     sim = result.parts[0].kernels["sim"]
     assert sim.status == Status.CRASH and [m.key for m in sim.reasons] == [key]
+
+
+def test_a_file_cut_at_the_limit_is_told_even_when_the_child_carries_on(tmp_path):
+    """A program that ignores SIGXFSZ (as Mojo's runtime does) gets a failed write and may
+    end well: the file it wrote up to the limit still says which limit cut it."""
+    quiet = ("try:\n    open('outputs.bin', 'wb').write(b'x' * (3 << 20))\nexcept OSError:\n    pass\n"
+             "print('ended well')")
+    with Children(limits=Limits(file_mb=1)) as children:
+        outcome = children.run([sys.executable, "-c", quiet], timeout=60, log=tmp_path / "log",
+                               cwd=tmp_path, learner=True)
+    assert outcome.returncode == 0 and "ended well" in (tmp_path / "log").read_text()
+    assert outcome.limit is not None and outcome.limit.key == "limits.file"

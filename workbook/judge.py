@@ -70,8 +70,11 @@ def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, order
         dev.explain("reason.sim_findings", n=len({f.kind for f in dev.findings}))  # one per case: count kinds
     if any(o.nan_count or o.inf_count for o in errors) and not dev.reasons:
         dev.explain("reason.nan")
-    if raw.status == "fatal" and not dev.findings and any(not c.ran for c in dev.cases):
+    missing = sum(not c.ran for c in dev.cases)
+    if raw.status == "fatal" and not dev.findings and missing:
         dev.explain("reason.sim_stopped")  # one of this part's cases: another part's stop is not this one's
+    elif missing and not dev.reasons:  # never a case that did not run without a word
+        dev.explain("reason.outputs_missing", n=missing)
     if device == "sim":
         _picture(check, dev, raw, indices)
         dev.access = _access(check, raw, indices)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import protocol, settings, simfindings
+from . import limits, protocol, settings, simfindings
 from .i18n import Msg, msg
 from .launcher import Plan, read_outputs
 from .processes import Children
@@ -104,6 +104,39 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
     case is reported, and the launcher runs again for the cases after it, so one
     faulting case does not hide the others."""
     total = KernelRun("ok")
+    for chunk in chunks(plan, cases, repeats, mode, settings.file_limit_mb() * limits.MB // 2):
+        _run_cases(total, children, binary, plan, inputs, mode, repeats, chunk, prefix, env, limit, tick, symbolize)
+        if total.status not in ("ok", "fatal"):
+            break
+    return total
+
+
+def chunks(plan: Plan, cases: list[int], repeats: int, mode: str, cap: int) -> list[list[int]]:
+    """`cases` in runs whose files stay under `cap` bytes, half the per-file limit (workbook/limits.py).
+
+    That limit is the learner's: it stops a kernel that prints without end. What a run
+    writes for the workbook (every repeat's outputs, and on the simulator who wrote each
+    element) grows with the cases asked for, 20 seeds of a large case in one go, so the
+    workbook splits them rather than let its own files run into the limit (that lost cases
+    without a word). A case alone over the cap still runs, alone."""
+    if not cap:
+        return [list(cases)]
+    found: list[list[int]] = []
+    size = 0
+    for index in cases:
+        outputs = plan.cases[index].outputs() if 0 <= index < len(plan.cases) else []
+        cost = sum((o.nbytes + 16) * repeats + (4 * o.count + 16 if mode != "gpu" else 0) for o in outputs)
+        if not found or (size + cost > cap and found[-1]):
+            found.append([])
+            size = 0
+        found[-1].append(index)
+        size += cost
+    return found
+
+
+def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, inputs: Path, mode: str,
+               repeats: int, cases: list[int], prefix, env, limit, tick, symbolize) -> None:
+    """One chunk of cases into `total`: a process, and another after each fault."""
     remaining = list(cases)
     while remaining:
         with gpu_slot(mode, prefix is not None):
@@ -119,16 +152,34 @@ def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, r
         total.most_writes.update(got.most_writes)
         total.times.update(got.times)
         total.timeout = total.timeout or got.timeout
-        total.sites, total.binary = got.sites or total.sites, got.binary or total.binary
+        total.sites, total.binary = merge_sites(total.sites, got.sites), got.binary or total.binary
         total.limit = got.limit or total.limit
         if got.status not in ("ok", "fatal") or stopped is None:
             if got.status != "ok":
                 total.status = got.status
             total.message, total.output = got.message or total.message, got.output or total.output
-            return total
+            return
         total.status = "fatal"
         remaining = remaining[remaining.index(stopped) + 1:] if stopped in remaining else []
-    return total
+
+
+def merge_sites(have: list, more: list) -> list:
+    """Two processes' sites as one table: each process numbers its sites as it meets them,
+    so the same instruction is matched by where it is (pc, caller, kernel) and its counts
+    (reads, writes, requests, sectors, ...) are added up. Findings keep their own process's
+    numbers: they are placed right after each run."""
+    if not have:
+        return list(more)
+    merged = [list(site) for site in have]
+    at = {tuple(site[:3]): n for n, site in enumerate(merged)}
+    for site in more:
+        n = at.get(tuple(site[:3]))
+        if n is None:
+            at[tuple(site[:3])] = len(merged)
+            merged.append(list(site))
+        else:
+            merged[n][3:] = [a + b for a, b in zip(merged[n][3:], site[3:])]
+    return merged
 
 
 def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,

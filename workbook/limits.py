@@ -21,6 +21,7 @@ The Mojo compiler is not limited: it runs no learner code, and needs more.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -111,6 +112,20 @@ def peak_data(pid: int) -> int:
         except psutil.Error:
             continue
     return peak
+
+
+def largest_file(folder: Path) -> int:
+    """The size of the largest file right in `folder` (a run folder is flat)."""
+    largest = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.is_file(follow_symlinks=False):
+                        largest = max(largest, entry.stat(follow_symlinks=False).st_size)
+    except OSError:
+        return 0
+    return largest
 
 
 def folder_size(folder: Path, stop_at: int) -> int:

@@ -135,6 +135,8 @@ class Child:
         limit = None
         if self.limits is not None:
             size = self.log.stat().st_size if self.log is not None and self.log.exists() else 0
+            if self.scratch is not None:  # any file it wrote up to the limit (outputs.bin too): cut short
+                size = max(size, limits_.largest_file(self.scratch))
             limit = self.limits.why_stopped(code, self.peak, self.log_text(), self.folder_full, size)
         return Outcome(code, seconds=seconds, limit=limit)
 
