@@ -145,11 +145,15 @@ def test_a_host_launch_calls_the_learners_function_with_ctx(root):
 def test_cases_are_split_so_the_runs_own_files_stay_under_the_file_limit(root):
     """20 seeds of a large case once filled outputs.bin to the learner's file limit and lost
     the later cases without a word: the runs are split by what they will write."""
-    from workbook.kernelrun import chunks
+    from workbook.kernelrun import chunks, written
 
     _, _, plan = plan_for("p18")
     every = list(range(len(plan.cases)))
-    per_case = [sum((o.nbytes + 16) * 2 + 4 * o.count + 16 for o in plan.cases[i].outputs()) for i in every]
+    per_case = [written(plan, i, 2, "sim") for i in every]
+    outputs = sum(o.nbytes for o in plan.cases[0].outputs())
+    threads = sum(np.prod(la.grid) * np.prod(la.block) for la in plan.cases[0].launches)
+    assert per_case[0] >= 2 * outputs + threads * 32  # both repeats' outputs, and each thread's counters
+    assert written(plan, 0, 2, "gpu") < per_case[0]
     cap = max(per_case) * 2
     runs = chunks(plan, every, 2, "sim", cap)
     assert [i for run in runs for i in run] == every  # every case, once, in order

@@ -14,6 +14,7 @@ that a finding leaves this module with its places attached.
 from __future__ import annotations
 
 import contextlib
+import math
 import shutil
 import signal
 import struct
@@ -124,14 +125,29 @@ def chunks(plan: Plan, cases: list[int], repeats: int, mode: str, cap: int) -> l
     found: list[list[int]] = []
     size = 0
     for index in cases:
-        outputs = plan.cases[index].outputs() if 0 <= index < len(plan.cases) else []
-        cost = sum((o.nbytes + 16) * repeats + (4 * o.count + 16 if mode != "gpu" else 0) for o in outputs)
+        cost = written(plan, index, repeats, mode)
         if not found or (size + cost > cap and found[-1]):
             found.append([])
             size = 0
         found[-1].append(index)
         size += cost
     return found
+
+
+def written(plan: Plan, index: int, repeats: int, mode: str) -> int:
+    """The bytes one case adds to the run's files: outputs.bin, every repeat; on the
+    simulator also writers.bin (who wrote each output element) and counters.bin (each
+    launch's threads, the first repeat)."""
+    if not 0 <= index < len(plan.cases):
+        return 0  # a timed case: nothing read back
+    case = plan.cases[index]
+    cost = sum((o.nbytes + 16) * repeats for o in case.outputs())
+    if mode != "gpu":
+        cost += sum(4 * o.count + 16 for o in case.outputs())
+        for launch in case.launches:
+            threads = math.prod(launch.grid) * math.prod(launch.block)
+            cost += threads * len(COUNTERS) * 4 + 80
+    return cost
 
 
 def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, inputs: Path, mode: str,
