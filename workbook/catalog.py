@@ -171,6 +171,9 @@ class Part:
     launches: tuple[Launch, ...] = ()  # the GPU kernels, in order
     calls: tuple[Call, ...] = ()  # the CPU kernel (op puzzles)
     graph: str = ""  # "file.py:function" building the MAX graph (op puzzles)
+    # The cases the graph stage runs through MAX (default: all). MAX compiles one graph
+    # per shape, 15-30 s each; every case already ran the same kernels directly.
+    graph_cases: tuple[str, ...] = ()
     dtypes: dict[str, str] = field(default_factory=dict)  # output name -> dtype (default float32)
     accumulate: tuple[str, ...] = ()  # outputs the kernel adds into: zeroed, launched twice, halved
     scratch: tuple[Scratch, ...] = ()
@@ -532,6 +535,12 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         raise ManifestError(f"{where}.graph must look like 'file.py:function'")
     if graph:
         _inside(graph.partition(":")[0], f"{where}.graph")
+    graph_cases = raw.get("graph_cases", [])
+    if not isinstance(graph_cases, list) or not all(isinstance(c, str) and c.strip() for c in graph_cases):
+        raise ManifestError(f"{where}.graph_cases must be a list of the reference's case names")
+    graph_cases = tuple(graph_cases)
+    if graph_cases and kind != "op":
+        raise ManifestError(f"{where}.graph_cases: only an op puzzle's part has a graph stage")
     if "speed" in raw and "gpu" not in devices:
         raise ManifestError(f"{where}.speed: only a part that runs on the GPU is timed")
     tolerance = raw.get("tolerance", defaults.get("tolerance", ""))
@@ -561,6 +570,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         launches=launches,
         calls=calls,
         graph=graph,
+        graph_cases=graph_cases,
         dtypes=dtypes,
         accumulate=accumulate,
         scratch=scratch,

@@ -531,6 +531,11 @@ def _reference(p: Puzzle) -> list[Verdict]:
                 names = [c.get("name", "") for c in drawn]
                 if not all(names) or len(set(names)) != len(names):
                     problems.append(f"{part.id}: case names must be given and differ")
+                unknown = sorted(set(part.graph_cases) - set(names))
+                if unknown:
+                    problems.append(f"{part.id}: graph_cases names no case: {', '.join(unknown)}")
+                if part.graph_cases and any(c.get("seeded") for c in drawn if c.get("name") in part.graph_cases):
+                    problems.append(f"{part.id}: graph_cases names a seeded case (a new MAX compile every seed)")
                 for c in drawn:
                     label = c.get("label", {})
                     if not all(label.get(lang) for lang in LANGUAGES):

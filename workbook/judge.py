@@ -26,7 +26,10 @@ def device_result(device: str, status: Status, key: str, **values) -> DeviceResu
     return result
 
 
-def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, orders: bool) -> DeviceResult:
+def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, orders: bool,
+          only: list[int] | None = None) -> DeviceResult:
+    """`only`: the positions, among the part's cases, that this run was asked for (the
+    graph stage's `graph_cases`); the others are not this device's to judge."""
     name = {"cpu": "CPU", "sim": "simulator"}.get(device, "GPU")
     if raw.status in ("crash", "timeout"):
         status = Status.TIMEOUT if raw.status == "timeout" else Status.CRASH
@@ -41,6 +44,8 @@ def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, order
     dev = DeviceResult(device, Status.PASS, repeats=repeats, seconds=raw.seconds, device_name=name)
     indices = check.indices(part)
     for n, index in enumerate(indices):
+        if only is not None and n not in only:
+            continue
         case = check.cases[part.id][n]
         got = raw.outputs.get(index)
         if got is None or len(got) < repeats:

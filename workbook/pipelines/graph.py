@@ -77,9 +77,11 @@ def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, Dev
         else:
             runnable.append(d)
 
+    chosen = through_max(part, check.cases[part.id])
+
     def one(device: str) -> None:
         repeats = check.puzzle.repeats if device == "gpu" else 1
-        cases = check.cases[part.id]
+        cases = [check.cases[part.id][n] for n in chosen]
         with check.stage(f"graph/{device}"):
             shards = shard(cases, settings.graph_shards())
             workers = [GraphWorker(check.children, check.puzzle, part, device, graph_dir, check.src.mojoc,
@@ -88,7 +90,7 @@ def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, Dev
             raw = merge([w.collect(tick if n == 0 else None) for n, w in enumerate(workers)], shards)
             if raw.status == "timeout":
                 check.spent(f"MAX graph ({device})", timed_out=True)
-        results[device] = _judge_graph(check, device, part, raw, repeats)
+        results[device] = _judge_graph(check, device, part, raw, repeats, chosen)
         check.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
 
     check.parallel([lambda d=d: one(d) for d in runnable])
@@ -107,6 +109,16 @@ def shard(cases: list[dict], most: int) -> list[list[int]]:
     for indices in sorted(shapes.values(), key=len, reverse=True):
         min(groups, key=len).extend(indices)
     return [sorted(g) for g in groups if g]
+
+
+def through_max(part: Part, cases: list[dict]) -> list[int]:
+    """The indices of the cases the graph stage runs: the part's `graph_cases` (by name, a
+    seed's suffix aside), or every case. A name that matches no case is the author's slip,
+    caught by `author verify`; here it only falls back to every case."""
+    if not part.graph_cases:
+        return list(range(len(cases)))
+    chosen = [n for n, c in enumerate(cases) if c["name"].split(" · seed ")[0] in part.graph_cases]
+    return chosen or list(range(len(cases)))
 
 
 WORST = ("cancelled", "compile_error", "crash", "timeout", "error")
@@ -128,7 +140,7 @@ def merge(runs: list[GraphRun], shards: list[list[int]]) -> GraphRun:
     return merged
 
 
-def _judge_graph(check: Check, device: str, part: Part, raw, repeats: int) -> DeviceResult:
+def _judge_graph(check: Check, device: str, part: Part, raw, repeats: int, chosen: list[int]) -> DeviceResult:
     name = (check.gpu.name if check.gpu else "GPU") if device == "gpu" else "CPU"
     bypass = [g for g in raw.graphs if g["others"] or g["missing"] or not g["outputs_from_op"]]
     if bypass:
@@ -145,9 +157,12 @@ def _judge_graph(check: Check, device: str, part: Part, raw, repeats: int) -> De
         status = {"compile_error": Status.COMPILE_ERROR, "timeout": Status.TIMEOUT}.get(raw.status, Status.CRASH)
         reasons = [raw.message] if raw.message else []
         return DeviceResult(device, status, reasons, seconds=raw.seconds, device_name=name, output=raw.output)
-    fake = kernelrun.KernelRun("ok", outputs={i: raw.outputs[n] for n, i in enumerate(check.indices(part))
-                                               if n in raw.outputs}, seconds=raw.seconds)
-    dev = judge.judge(check, device, part, fake, orders=False)
+    indices = check.indices(part)
+    fake = kernelrun.KernelRun("ok", outputs={indices[n]: raw.outputs[k] for k, n in enumerate(chosen)
+                                               if k in raw.outputs}, seconds=raw.seconds)
+    dev = judge.judge(check, device, part, fake, orders=False, only=chosen)
     dev.repeats = repeats
     dev.device_name = name
+    if len(chosen) < len(indices):
+        dev.tools = msg("graph.some_cases", n=len(chosen), total=len(indices))
     return dev
