@@ -71,6 +71,11 @@ def test_the_solution_passes_on_every_device_here(sandbox, pid):
     result, verdict = curriculum.run_solution(sandbox, pid)
     assert verdict.ok, verdict.detail
     assert result.status in (Status.PASS, Status.COMPILED)
+    for spec, part in zip(catalog.load(pid, sandbox.dir).parts, result.parts):
+        for dev in part.graph.values():  # the graph stage ran exactly the cases the manifest chose
+            if dev.status == Status.PASS and spec.graph_cases:
+                assert [c.name for c in dev.cases] == list(spec.graph_cases), (pid, part.id)
+                assert dev.tools is not None and dev.tools.key == "graph.some_cases"
 
 
 @pytest.mark.slow
