@@ -86,7 +86,7 @@ def test_an_internal_error_has_its_own_exit_code_and_a_log(root, capsys, monkeyp
 
 def test_unknown_id_suggests_close_ids_in_korean_too(root, capsys):
     _, _, err = invoke(capsys, "--lang", "ko", "run", "p20")  # upstream's p20 needs torch: left out
-    assert "p27" in err and "퍼즐은 없습니다" in err
+    assert "p28" in err and "퍼즐은 없습니다" in err  # the closest ids, one digit apart
 
 
 def test_hints_come_one_at_a_time_in_order(root, capsys):
