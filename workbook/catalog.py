@@ -9,6 +9,7 @@ describes every key.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import math
 import operator
@@ -223,6 +224,9 @@ class Puzzle:
     reference: str
     parts: tuple[Part, ...]
     constants: dict[str, int] = field(default_factory=dict)  # comptime values the launches rely on
+    # Comptime values the learner picks (p31: the block size) and the launches use: read
+    # from the learner's file at each check (the solution's at load), see read_choices.
+    choices: dict[str, int] = field(default_factory=dict)
     package: str = ""  # op puzzles: the Mojo package handed to MAX
     ops: tuple[str, ...] = ()  # op puzzles: the custom ops the graph must call
     hints: tuple[dict, ...] = ()  # {"en", "ko", optional "part"}
@@ -230,6 +234,10 @@ class Puzzle:
     repeats: int = 3  # GPU runs per case; results that differ mean a race
     # A debugging puzzle hands out working-looking code with a bug: its skeleton runs as it is.
     skeleton_runs: bool = False
+
+    def launch_names(self) -> dict[str, int]:
+        """What a launch's sizes may name besides a case's parameters."""
+        return {**self.constants, **self.choices}
 
     def text_path(self, lang: str) -> Path:
         return self.dir / f"text.{lang}.md"
@@ -616,6 +624,16 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
     constants = data.get("constants", {})
     if not all(isinstance(v, int) for v in constants.values()):
         raise ManifestError("constants must be whole numbers")
+    choice_names = data.get("choices", [])
+    if not isinstance(choice_names, list) or not all(isinstance(n, str) and n.isidentifier() for n in choice_names):
+        raise ManifestError("choices must be a list of names: choices = [\"BLOCK\"]")
+    if set(choice_names) & set(constants):
+        raise ManifestError("a name is either a constant (fixed) or a choice (the learner's), not both")
+    solution_texts = [(solution_dir / n).read_text(encoding="utf-8") for n in edit if n.endswith(".mojo")]
+    choices = read_choices(solution_texts, choice_names)
+    if len(choices) != len(choice_names):
+        missing = ", ".join(n for n in choice_names if n not in choices)
+        raise ManifestError(f"the solution sets no plain `comptime NAME = <number>` for the choices {missing}")
     defaults = data.get("tolerance", {}) if isinstance(data.get("tolerance"), dict) else {}
     parts = [_part(raw, f"parts[{i}]", kind, data.get("graph", ""), defaults, tuple(data.get("ops", ())))
              for i, raw in enumerate(_require(data, "parts", list, "the manifest"))]
@@ -641,6 +659,7 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
         reference=_inside(data.get("reference", "reference.py"), "reference"),
         parts=tuple(parts),
         constants={str(k): int(v) for k, v in constants.items()},
+        choices=choices,
         package=package,
         ops=tuple(data.get("ops", ())),
         hints=tuple(hints),
@@ -648,6 +667,30 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
         repeats=int(data.get("repeats", 3)),
         skeleton_runs=bool(data.get("skeleton_runs", False)),
     )
+
+
+CHOICE = r"^comptime\s+{name}\s*(?::\s*Int\s*)?=\s*(\d+)\s*(?:#.*)?$"
+
+
+def read_choices(texts: list[str], names: list[str]) -> dict[str, int]:
+    """The learner's values of `names`, each from its one top-level line `comptime NAME = 256`
+    (a plain number: the workbook sizes the launch with it before anything compiles). A name
+    written otherwise is left out; the launcher's compile-time check `NAME == value` then
+    fails and says how to write it, so a value read here is always the value compiled."""
+    found: dict[str, int] = {}
+    for name in names:
+        values = [int(m.group(1)) for text in texts
+                  for m in re.finditer(CHOICE.format(name=re.escape(name)), text, re.M)]
+        if len(values) == 1:
+            found[name] = values[0]
+    return found
+
+
+def with_choices(puzzle: Puzzle, texts: list[str]) -> Puzzle:
+    """The puzzle as the learner's files set its choices (those they set readably)."""
+    if not puzzle.choices:
+        return puzzle
+    return dataclasses.replace(puzzle, choices={**puzzle.choices, **read_choices(texts, list(puzzle.choices))})
 
 
 # ---------------------------------------------------------------------------

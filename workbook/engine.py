@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from . import build, gating, judge, launcher, protocol, sanitizer, settings, skeleton, symbols, toolchain, verdicts
-from .catalog import Part, Puzzle
+from .catalog import Part, Puzzle, with_choices
 from .i18n import Msg, msg
 from .pipelines import gpu, host
 from .pipelines import graph as graph_pipeline
@@ -219,6 +219,9 @@ class Check:
         try:
             with self.stage("sources"):
                 self.src = build.sources(self.puzzle, self.options.solutions, self.given)
+            # The launch sizes the learner picks (choices) are read from the files compiled.
+            self.puzzle = with_choices(self.puzzle, [self.src.src.joinpath(n).read_text(encoding="utf-8")
+                                                             for n in self.puzzle.edit if n.endswith(".mojo")])
             self.result.stages["before"] = time.perf_counter() - self.started
             reference = load_reference(self.puzzle)
             self.cases = {p.id: [] for p in self.parts}

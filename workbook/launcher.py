@@ -137,7 +137,7 @@ def make_plan(puzzle: Puzzle, parts: list[tuple[Part, list[dict], list[dict]]],
 
 def _spec(puzzle: Puzzle, part: Part, case: dict, want: dict, index: int, offset: int) -> tuple[CaseSpec, int]:
     params = {k: v for k, v in case["params"].items() if isinstance(v, int) and not isinstance(v, bool)}
-    names = {**puzzle.constants, **params}
+    names = {**puzzle.launch_names(), **params}
     buffers: dict[str, Buffer] = {}
     for name in part.inputs:
         array = np.asarray(case["inputs"][name])
@@ -150,7 +150,7 @@ def _spec(puzzle: Puzzle, part: Part, case: dict, want: dict, index: int, offset
                                zero=name in part.accumulate)
     for s in part.scratch:
         buffers[s.name] = Buffer(s.name, "scratch", s.dtype, tuple(evaluate(d, names) for d in s.shape))
-    spec = CaseSpec(index, part, dict(case["params"]), buffers, constants=dict(puzzle.constants))
+    spec = CaseSpec(index, part, dict(case["params"]), buffers, constants=puzzle.launch_names())
     for launch in part.launches:
         for arg in launch.args:
             if arg not in buffers and arg not in params:
@@ -269,8 +269,13 @@ def _header(plan: Plan, imports: list[str]) -> list[str]:
 
 
 def _constant_checks(plan: Plan) -> list[str]:
-    return [f'    comptime assert puzzle.{name} == {value}, "keep {name} = {value}: the workbook launches '
-            f'your kernel with it"' for name, value in plan.puzzle.constants.items()]
+    fixed = [f'    comptime assert puzzle.{name} == {value}, "keep {name} = {value}: the workbook launches '
+             f'your kernel with it"' for name, value in plan.puzzle.constants.items()]
+    # A choice was read from the learner's file before the build: this says it was read right.
+    chosen = [f'    comptime assert puzzle.{name} == {value}, "the workbook read {name} = {value} from your '
+              f'file and launches with it: set it on one line of its own, comptime {name} = <a number>"'
+              for name, value in plan.puzzle.choices.items()]
+    return fixed + chosen
 
 
 def _device_buffers(spec: CaseSpec, poison: bool) -> list[str]:
