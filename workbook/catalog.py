@@ -160,6 +160,17 @@ class PtxRule:
 
 
 @dataclass(frozen=True)
+class OccupancyRule:
+    """What a part's text asks of one kernel's theoretical occupancy on an sm_90 SM: at
+    least `min_occupancy` of its 64 warp slots filled (workbook/occupancy.py: the block size
+    of the launch, the registers and shared memory the PTX compiler gives the kernel)."""
+
+    kernel: str
+    min_occupancy: float  # 0 < x <= 1
+    why: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Part:
     id: str
     title: dict[str, str]
@@ -189,6 +200,8 @@ class Part:
     traffic: tuple[TrafficLimit, ...] = ()  # memory-traffic limits, checked on the simulator
     show_traffic: bool = False  # the report shows the traffic table without a limit to check
     ptx: tuple[PtxRule, ...] = ()  # what the GPU build's PTX must show, per kernel
+    occupancy: tuple[OccupancyRule, ...] = ()  # the least occupancy a kernel must reach
+    show_occupancy: bool = False  # the report shows the occupancy table without a rule to check
     # Why this part's sizes cannot go beyond the puzzle's constants (one block of TPB
     # threads, SIZE = 128): author verify then asks for no case beyond them, nor a seeded one.
     fixed_size: str = ""
@@ -487,6 +500,22 @@ def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
     return PtxRule(kernel, rules["loads"], rules["stores"], _why(raw, where, both=True))
 
 
+def _occupancy_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> OccupancyRule:
+    unknown = set(raw) - {"kernel", "min_occupancy", "why"}
+    if unknown:
+        raise ManifestError(f"{where}: unknown keys {sorted(unknown)}; use kernel, min_occupancy, why")
+    kernel = _require(raw, "kernel", str, where)
+    kernels = sorted({ln.name for ln in launches if not ln.host})
+    if kernel not in kernels:
+        launched = ", ".join(kernels) or "none"
+        raise ManifestError(f"{where}: kernel '{kernel}' is not one this part launches ({launched})")
+    least = raw.get("min_occupancy")
+    if isinstance(least, bool) or not isinstance(least, (int, float)) or not 0 < least <= 1:
+        raise ManifestError(f"{where}.min_occupancy is the share of an SM's warp slots, more than 0 and at most "
+                            f"1 (0.75: 48 of 64 warps), not {least!r}")
+    return OccupancyRule(kernel, float(least), _why(raw, where, both=True))
+
+
 def _fixed_size(raw: dict, where: str) -> str:
     if "fixed_size" not in raw:
         return ""
@@ -590,6 +619,9 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         traffic=tuple(_traffic(b, f"{where}.traffic[{i}]") for i, b in enumerate(raw.get("traffic", []))),
         show_traffic=bool(raw.get("show_traffic", False)),
         ptx=tuple(_ptx_rule(r, f"{where}.ptx[{i}]", launches) for i, r in enumerate(raw.get("ptx", []))),
+        occupancy=tuple(_occupancy_rule(r, f"{where}.occupancy[{i}]", launches)
+                        for i, r in enumerate(raw.get("occupancy", []))),
+        show_occupancy=bool(raw.get("show_occupancy", False)),
         fixed_size=_fixed_size(raw, where),
         speed=_speed(raw.get("speed"), f"{where}.speed"),
     )

@@ -39,14 +39,14 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 WRONG = Path("tests") / "wrong"
-DEVICES = ("cpu", "gpu", "sim", "ptx", "graph-cpu", "graph-gpu")
+DEVICES = ("cpu", "gpu", "sim", "ptx", "occupancy", "graph-cpu", "graph-gpu")
 
 
 @dataclass
 class Expectation:
     """What must catch a wrong kernel (tests/wrong/<id>/<name>/wrong.toml, [[expect]])."""
 
-    device: str  # cpu, gpu, sim, ptx, graph-cpu, graph-gpu, or "puzzle" for a compile error
+    device: str  # cpu, gpu, sim, ptx, occupancy, graph-cpu, graph-gpu, or "puzzle" for a compile error
     status: str = "fail"
     finding: str = ""  # a finding kind that must be reported (race_shared, out_of_bounds, ...)
     reason: str = ""  # a reason key that must be given (reason.order, reason.race, ...)
@@ -219,7 +219,7 @@ def devices_for(kernel: WrongKernel, puzzle: Puzzle, gpu_runs: bool) -> tuple[st
     """The devices a wrong kernel's expectations name (a GPU build nobody checks costs
     seconds); every device where one is about the whole puzzle or its graph."""
     named = {e.device for e in kernel.expect if applicable(e, gpu_runs)}
-    if "ptx" in named:  # the PTX comes from the GPU build
+    if named & {"ptx", "occupancy"}:  # the PTX comes from the GPU build
         named.add("gpu")
     if not named or named & {"puzzle", "graph-cpu", "graph-gpu"}:
         return every_device(puzzle)

@@ -376,9 +376,9 @@ class Check:
         launcher.write_inputs(self.plan, flat_cases, self.inputs, self.timed_cases)
         host_parts = [p for p in self.parts if ("cpu" in p.devices and self.wanted("cpu")) or self.sim_wanted(p)]
         gpu_parts = [p for p in self.parts if "gpu" in p.devices and self.wanted("gpu")]
-        # A PTX rule is checked on the GPU build, which every machine makes, --quick or not.
+        # A PTX or occupancy rule is checked on the GPU build, which every machine makes, --quick or not.
         build_gpu = bool(gpu_parts) and (self.gpu_runs() or not self.options.quick
-                                         or any(p.ptx for p in gpu_parts))
+                                         or any(p.ptx or p.occupancy for p in gpu_parts))
         try:
             jobs = []
             if host_parts:

@@ -54,7 +54,7 @@ CELL = [(".", "green"), ("~", "yellow"), ("X", "bold red"), ("?", "magenta")]
 CELL_KEYS = ("ok", "close", "wrong", "nan")
 MAP_WIDTH = 32  # cells per row of a vector's map
 PICTURE_ROWS = 16  # rows of the who-wrote-what picture
-DEVICE_ORDER = ("cpu", "sim", "gpu", "ptx")
+DEVICE_ORDER = ("cpu", "sim", "gpu", "ptx", "occupancy")
 
 
 def badge(status: Status, short: bool = False) -> Text:
@@ -263,6 +263,9 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
     if dev.device == "ptx":
         render_ptx(console, part, dev)
         return
+    if dev.device == "occupancy":
+        render_occupancy(console, dev)
+        return
     if dev.status in (Status.COMPILED, Status.NOT_RUN, Status.SKIPPED):
         console.print(indented(reasons(dev), style="cyan" if dev.status == Status.COMPILED else "dim"))
         return
@@ -333,6 +336,37 @@ def render_ptx(console: Console, part: PartResult, dev: DeviceResult) -> None:
         console.print(indented(reasons(dev), style="bold red" if dev.status == Status.FAIL else "dim"))
     if "gpu" in part.kernels and part.kernels["gpu"].status in (Status.COMPILED, Status.SKIPPED, Status.NOT_RUN):
         console.print(indented(t("report.ptx_no_speed"), style="dim"))
+
+
+def occupancy_table(dev: DeviceResult) -> Table:
+    """A row per kernel and block size: what it asks of an SM, the blocks each resource
+    leaves room for (the limiting one marked), and the warps that makes."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    for key in ("kernel", "block", "registers", "shared", "by_warps", "by_blocks", "by_registers", "by_shared",
+                "occupancy"):
+        table.add_column(t(f"report.occ.{key}"), justify="left" if key == "kernel" else "right", no_wrap=True)
+    for occ in dev.occupancy:
+        cells = []
+        for name in ("warps", "blocks", "registers", "shared"):
+            value = occ.limits.get(name)
+            shown = "?" if value is None else "-" if value >= 1 << 30 else str(value)
+            cells.append(Text(shown, style="bold yellow" if name in occ.limiting else ""))
+        table.add_row(occ.kernel, t("report.occ.block_value", threads=occ.block, warps=occ.warps_per_block),
+                      "?" if occ.registers is None else str(occ.registers), str(occ.shared), *cells,
+                      t("report.occ.value", percent=f"{occ.percent:.1f}", warps=occ.warps_per_sm,
+                        max_warps=occ.max_warps_per_sm))
+    return table
+
+
+def render_occupancy(console: Console, dev: DeviceResult) -> None:
+    if dev.occupancy:
+        console.print(Padding(occupancy_table(dev), (0, 0, 0, 2)))
+        console.print(indented(t("report.occ.source", target=dev.device_name), style="dim"))
+        spilled = [o.kernel for o in dev.occupancy if o.spills]
+        if spilled:
+            console.print(indented(t("report.occ.spills", kernels=", ".join(sorted(set(spilled)))), style="yellow"))
+    if dev.reasons:
+        console.print(indented(reasons(dev), style="bold red" if dev.status == Status.FAIL else "dim"))
 
 
 def first_failing(dev: DeviceResult) -> CaseResult | None:
@@ -714,9 +748,10 @@ def compact(result: PuzzleResult, title: str, files: list[str] | None = None) ->
     failing = next(((d, c) for d in devices for c in d.cases if c.ran and not c.passed), None)
     if failing is not None:
         shown += first_wrong(*failing)
-    wrong_ptx = next((d for d in devices if d.device == "ptx" and d.status == Status.FAIL), None)
-    if wrong_ptx is not None:
-        shown.append(indented(reasons(wrong_ptx), style="red"))
+    for name in ("ptx", "occupancy"):
+        wrong = next((d for d in devices if d.device == name and d.status == Status.FAIL), None)
+        if wrong is not None:
+            shown.append(indented(reasons(wrong), style="red"))
     return shown
 
 

@@ -190,7 +190,7 @@ class LineTraffic:
 
 @dataclass
 class DeviceResult:
-    device: str  # cpu, gpu, sim, or ptx (the GPU build's PTX, read without running it)
+    device: str  # cpu, gpu, sim, ptx (the GPU build's PTX, read without running it), or occupancy
     status: Status
     reasons: list[Msg] = field(default_factory=list)  # why it failed, or did not run
     max_abs_error: float | None = None
@@ -205,6 +205,7 @@ class DeviceResult:
     access: list[LaunchAccess] = field(default_factory=list)  # the simulator: what each launch's threads did
     traffic: list[LineTraffic] = field(default_factory=list)  # the simulator: what each line would cost a GPU
     ptx: list = field(default_factory=list)  # the `ptx` device: each kernel's global accesses (ptx.KernelPtx)
+    occupancy: list = field(default_factory=list)  # the `occupancy` device: occupancy.Occupancy per kernel, block
 
     def explain(self, key: str, **values) -> None:
         self.reasons.append(Msg(key, values))

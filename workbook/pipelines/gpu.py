@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import build, judge, kernelrun, ptx, sanitizer, settings, speed, timing, toolchain
+from .. import build, judge, kernelrun, occupancy, ptx, sanitizer, settings, speed, timing, toolchain
 from ..catalog import Part
 from ..i18n import Msg, msg
 from ..results import DeviceResult, Finding, Status
@@ -55,6 +55,7 @@ def run(check: Check, parts: list[Part]) -> None:
         if built is None:
             return
         ptx_check(check, parts, built.binary)
+        occupancy_check(check, parts, built.binary)
         if not check.gpu_runs():
             for part in parts:
                 dev = check.gated() or judge.device_result("gpu", Status.COMPILED, "reason.no_gpu",
@@ -194,6 +195,70 @@ def ptx_check(check: Check, parts: list[Part], binary: Path) -> None:
             dev.explain("reason.ptx_shown")
         check.kernels[part.id]["ptx"] = dev
         check.emit(part.id, "ptx", "phase.verdict", dev.status)
+
+
+def occupancy_check(check: Check, parts: list[Part], binary: Path) -> None:
+    """Each kernel's theoretical occupancy on an sm_90 SM (a part with an occupancy rule, or
+    show_occupancy, only): the block sizes of the part's launches in this check's cases, and
+    the registers and static shared memory NVIDIA's PTX compiler gives the kernel's PTX from
+    the GPU build. No GPU is needed: a learner without one gets the same verdict. Where the
+    compiler is missing, registers are not known: the register limit is not checked, and
+    the device says so rather than passing on the other limits alone."""
+    shown = [p for p in parts if p.occupancy or p.show_occupancy]
+    if not shown:
+        return
+    names = sorted({ln.name for p in shown for ln in p.launches if not ln.host})
+    missing_compiler = False
+    with check.stage("occupancy"):
+        try:
+            found = occupancy.read(binary, check.puzzle.module, names)
+        except occupancy.CompilerMissing:
+            found, missing_compiler = {}, True
+        except OSError:
+            found = {}
+    target = occupancy.SM90.name
+    for part in shown:
+        dev = DeviceResult("occupancy", Status.PASS, device_name=target)
+        blocks: dict[str, set[int]] = {}
+        for spec in check.plan.cases:
+            if spec.part.id == part.id:
+                for lau in spec.launches:
+                    if not lau.host:
+                        blocks.setdefault(lau.name, set()).add(lau.block[0] * lau.block[1] * lau.block[2])
+        for kernel, sizes in sorted(blocks.items()):
+            res = found.get(kernel)
+            if res is not None and res.error:
+                dev.status = Status.FAIL
+                dev.explain("reason.occupancy_no_code", kernel=kernel, error=res.error.splitlines()[0])
+                continue
+            for size in sorted(sizes):
+                occ = occupancy.compute(kernel, size, res.registers if res else None, res.shared if res else 0)
+                occ.spills = res.spills if res else 0
+                dev.occupancy.append(occ)
+        if missing_compiler or any(o.registers is None for o in dev.occupancy):
+            dev.explain("reason.occupancy_no_registers")
+        for rule in part.occupancy:
+            for occ in (o for o in dev.occupancy if o.kernel == rule.kernel):
+                if occ.occupancy + 1e-9 < rule.min_occupancy:
+                    dev.status = Status.FAIL
+                    dev.explain("reason.occupancy_rule", kernel=occ.kernel, percent=f"{occ.percent:.1f}",
+                                warps=occ.warps_per_sm, max_warps=occ.max_warps_per_sm,
+                                least=f"{100 * rule.min_occupancy:g}", limit=limit_msg(occ), why=rule.why)
+        if dev.status == Status.PASS and any(o.registers is None for o in dev.occupancy) and part.occupancy:
+            dev.status = Status.NOT_RUN  # the register limit could decide it: no verdict without it
+        check.kernels[part.id]["occupancy"] = dev
+        check.emit(part.id, "occupancy", "phase.verdict", dev.status)
+
+
+def limit_msg(occ: occupancy.Occupancy) -> Msg:
+    """What limits a kernel's blocks per SM, with the numbers, in the learner's words."""
+    first = occ.limiting[0] if occ.limiting else "warps"
+    sm = occupancy.SM90
+    return msg(f"occupancy.limit_{first}", block=occ.block, warps=occ.warps_per_block, blocks=occ.blocks_per_sm,
+               max_blocks=sm.max_blocks_per_sm, max_warps=sm.max_warps_per_sm, registers=occ.registers,
+               per_warp=occ.registers_per_block // max(occ.warps_per_block, 1), sm_registers=sm.registers_per_sm,
+               shared=occ.shared, allocated=occ.shared_per_block, sm_shared=sm.shared_per_sm // occupancy.KB,
+               block_shared=sm.shared_per_block // occupancy.KB)
 
 
 def _tools(check: Check, parts: list[Part]) -> tuple[list[str], Msg | None]:
