@@ -338,29 +338,30 @@ def render_ptx(console: Console, part: PartResult, dev: DeviceResult) -> None:
         console.print(indented(t("report.ptx_no_speed"), style="dim"))
 
 
-def occupancy_table(dev: DeviceResult) -> Table:
-    """A row per kernel and block size: what it asks of an SM, the blocks each resource
-    leaves room for (the limiting one marked), and the warps that makes."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
-    for key in ("kernel", "block", "registers", "shared", "by_warps", "by_blocks", "by_registers", "by_shared",
-                "occupancy"):
-        table.add_column(t(f"report.occ.{key}"), justify="left" if key == "kernel" else "right", no_wrap=True)
+def occupancy_lines(dev: DeviceResult) -> list[Text]:
+    """Two lines per kernel and block size: what it asks of an SM, then the blocks each
+    resource leaves room for (the limiting one marked) and the warps that makes."""
+    lines = []
     for occ in dev.occupancy:
-        cells = []
-        for name in ("warps", "blocks", "registers", "shared"):
+        lines.append(Text(t("report.occ.asks", kernel=occ.kernel, threads=occ.block, warps=occ.warps_per_block,
+                            registers="?" if occ.registers is None else occ.registers, shared=occ.shared)))
+        limits = Text("  ")
+        for k, name in enumerate(("warps", "blocks", "registers", "shared")):
             value = occ.limits.get(name)
             shown = "?" if value is None else "-" if value >= 1 << 30 else str(value)
-            cells.append(Text(shown, style="bold yellow" if name in occ.limiting else ""))
-        table.add_row(occ.kernel, t("report.occ.block_value", threads=occ.block, warps=occ.warps_per_block),
-                      "?" if occ.registers is None else str(occ.registers), str(occ.shared), *cells,
-                      t("report.occ.value", percent=f"{occ.percent:.1f}", warps=occ.warps_per_sm,
-                        max_warps=occ.max_warps_per_sm))
-    return table
+            limits.append((" · " if k else "") + t(f"report.occ.by_{name}", n=shown),
+                          style="bold yellow" if name in occ.limiting else "")
+        limits.append(" → " + t("report.occ.value", blocks=occ.blocks_per_sm, percent=f"{occ.percent:.1f}",
+                                warps=occ.warps_per_sm, max_warps=occ.max_warps_per_sm),
+                      style="bold" if occ.occupancy >= 1 else "")
+        lines.append(limits)
+    return lines
 
 
 def render_occupancy(console: Console, dev: DeviceResult) -> None:
     if dev.occupancy:
-        console.print(Padding(occupancy_table(dev), (0, 0, 0, 2)))
+        for line in occupancy_lines(dev):
+            console.print(indented(line))
         console.print(indented(t("report.occ.source", target=dev.device_name), style="dim"))
         spilled = [o.kernel for o in dev.occupancy if o.spills]
         if spilled:
