@@ -22,9 +22,12 @@ Where the numbers come from, none of them needing a GPU:
 The arithmetic is the CUDA occupancy calculator's (cuda_occupancy.h in the CUDA toolkit,
 cudaOccMaxActiveBlocksPerMultiprocessor), written again here for one architecture:
 registers are handed out per warp in units of 256 and per sub-partition (four per SM),
-shared memory per block in units of 128 bytes plus 1 KB the driver reserves, and the
-shared memory a block may use without opting in is 48 KB (a kernel's static shared
-arrays cannot opt in). Dynamic shared memory is 0: the workbook's launches use none.
+shared memory per block in units of 128 bytes plus 1 KB the driver reserves, at most
+227 KB a block. Dynamic shared memory is 0: the workbook's launches use none. (The
+PTX compiler MAX ships accepts static shared arrays past the 48 KB a block gets
+without opting in, so the workbook does not guess whether such a launch runs: it
+counts the block against the SM's 228 KB like any other; tools/occupancy_sweep.py is
+where a GPU says.)
 """
 
 from __future__ import annotations
@@ -145,8 +148,8 @@ def compute(kernel: str, block: int, registers: int | None, shared: int, sm: Sm 
             warps_per_partition = sm.registers_per_sm // sm.sub_partitions // per_warp
             limits["registers"] = warps_per_partition * sm.sub_partitions // warps
     result.shared_per_block = _round_up(shared + sm.shared_reserved_per_block, sm.shared_unit)
-    if shared > sm.shared_per_block:
-        limits["shared"] = 0  # static shared memory cannot opt in to more: the launch fails
+    if result.shared_per_block > sm.shared_per_block_optin + sm.shared_reserved_per_block:
+        limits["shared"] = 0  # more than any block may have
     else:
         limits["shared"] = sm.shared_per_sm // result.shared_per_block
     result.blocks_per_sm = min(limits.values())

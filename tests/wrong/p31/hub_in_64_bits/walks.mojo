@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (hub_in_64_bits): keeps the hub as 64-bit integers: 64 KB of static shared memory, more than the 48 KB a block may have
+# WRONG ON PURPOSE (hub_in_64_bits): keeps the hub as 64-bit integers: 64 KB of shared memory a block, 3 blocks an SM
 # Puzzle 31: occupancy. Each walker follows a table from its start, one hop
 # at a time: at = table[at]. A hop's address is the previous hop's value, so
 # a thread can never have two loads in flight; it waits out each one (about a
