@@ -456,3 +456,78 @@ def test_an_async_copy_past_the_end_of_its_source_is_named_at_the_copy_s_line(bo
     sim = run(book, "async", change)
     found = only(sim, "read_out_of_bounds")
     assert found.line == line(book, "async_copy[4](", change) and found.message.values["element"] == "a[9..11]"
+
+
+# --- tensor cores --------------------------------------------------------------------
+
+
+def reference_of(book: Path, *changes: tuple[str, str]) -> None:
+    """Change the fixture's reference (where its kernel loads the fragments from)."""
+    path = book / "puzzles/p90/reference.py"
+    source = path.read_text()
+    for old, new in changes:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    path.write_text(source)
+
+
+def test_mma_fragments_follow_nvidias_lane_maps(book):
+    """Each lane loads its fragments by the PTX ISA's map for m16n8k8 .tf32 and writes its
+    four elements of D: the reference places them by the same map, by hand. The cases
+    make each map decide alone (A coded with B = I, B coded with A = [I; 2I], C coded with
+    A = 0), and a value whose 13 low bits a tensor core drops (1 + 3 * 2^-12 reads as 1)."""
+    sim = run(book, "mma")
+    assert sim.status == Status.PASS and sim.findings == [], [(c.name, c.passed) for c in sim.cases]
+
+
+def test_tensor_core_loads_and_stores_follow_the_same_maps(book):
+    """TensorCore's load_a / load_b / load_c / mma_op / store_d on one tile give A * B + C."""
+    sim = run(book, "tensor_core")
+    assert sim.status == Status.PASS and sim.findings == [], [(c.name, c.passed) for c in sim.cases]
+
+
+A_SWAPPED = ("a[g, t][0], a[g + 8, t][0], a[g, t + 4][0], a[g + 8, t + 4][0]",
+             "a[g, t][0], a[g, t + 4][0], a[g + 8, t][0], a[g + 8, t + 4][0]")
+
+
+def test_an_a_fragment_in_another_order_gives_what_the_gpu_gives(book):
+    """a[1] and a[2] swapped (row + 8 and col + 4 mixed up): wrong, and wrong the way a
+    GPU is, since the tensor core reads slot 1 as row g + 8 whatever the kernel put there."""
+    assert run(book, "mma", A_SWAPPED).status == Status.FAIL
+    reference_of(book, ("[(g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)]",
+                        "[(g, t), (g, t + 4), (g + 8, t), (g + 8, t + 4)]"))
+    sim = run(book, "mma", A_SWAPPED)
+    assert sim.status == Status.PASS, [(c.name, c.passed) for c in sim.cases]
+
+
+def test_a_b_fragment_loaded_transposed_gives_what_the_gpu_gives(book):
+    change = ("SIMD[dtype, 2](b[t, g][0], b[t + 4, g][0])", "SIMD[dtype, 2](b[g, t][0], b[g, t + 4][0])")
+    assert run(book, "mma", change).status == Status.FAIL
+    reference_of(book, ("[(t, g), (t + 4, g)]", "[(g, t), (g, t + 4)]"))
+    sim = run(book, "mma", change)
+    assert sim.status == Status.PASS, [(c.name, c.passed) for c in sim.cases]
+
+
+def test_an_mma_some_lanes_skip_is_a_finding(book):
+    """Lanes 16-31 leave before the mma: the tensor core reads fragments they never gave."""
+    change = ("    var d = SIMD[dtype, 4](0)\n", "    var d = SIMD[dtype, 4](0)\n    if lane >= 16:\n        return\n")
+    sim = run(book, "mma", change)
+    assert only(sim, "warp_lane_finished").line == line(book, "mma(d, a_frag, b_frag, c_frag)", change)
+
+
+def test_a_fragment_read_from_shared_memory_before_the_barrier_is_named_at_load_a(book):
+    change = ("        b_s[r * 4 + lane // 8, lane % 8] = b[r * 4 + lane // 8, lane % 8]\n    barrier()\n",
+              "        b_s[r * 4 + lane // 8, lane % 8] = b[r * 4 + lane // 8, lane % 8]\n")
+    sim = run(book, "tensor_core", change)
+    found = [f for f in sim.findings or [] if f.kind in ("shared_race", "uninitialized_read")]
+    assert found and line(book, "var a_reg = tc.load_a(a_s.to_layout_tensor())", change) in \
+        {f.line for f in found} | {f.other_line for f in found}, [(f.kind, f.line) for f in sim.findings or []]
+
+
+def test_tensor_core_imports_are_taken_from_the_simulator_and_others_refused():
+    from workbook import simimports
+    out = simimports.rewrite("from max.gpu.compute.mma import mma\nfrom layout.tensor_core import TensorCore\n")
+    assert out.splitlines() == ["from wbmma import mma", "from wbmma import TensorCore"]
+    with pytest.raises(simimports.Unsupported) as err:
+        simimports.rewrite("from max.gpu.compute.mma import ld_matrix\n")
+    assert err.value.line == 1 and "ld_matrix" in err.value.what

@@ -8,7 +8,7 @@ code, comes from wbsim.mojo too. Every line
 keeps its number, so a compiler error points at the learner's own line.
 
 Only the import shapes below are accepted. Anything else GPU-specific (the
-tile-level async copy, tensor cores, `import max.gpu`) is refused with a message naming the
+tile-level async copy, ld_matrix and wgmma, `import max.gpu`) is refused with a message naming the
 line: the simulator never guesses.
 """
 
@@ -38,6 +38,9 @@ PROVIDED = {
     "max.algorithm": {"elementwise": "wbsim"},
     # A host function's ctx.enqueue_function launches on the simulator (p17, p19).
     "max.gpu.host": {"DeviceContext": "wbsim"},
+    # Tensor cores: the warp operation, with NVIDIA's lane maps (p33).
+    "max.gpu.compute.mma": {"mma": "wbmma"},
+    "layout.tensor_core": {"TensorCore": "wbmma"},
 }
 # Names the simulator refuses even where their module is otherwise kept: the tile-level
 # async copy (it would run as a plain copy, and a read before its wait would go unseen).

@@ -28,7 +28,70 @@ def _warps(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def tf32(x: np.ndarray) -> np.ndarray:
+    """What a tensor core reads of float32 data given as tf32: the low 13 bits dropped."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
+    return bits.view(np.float32).astype(np.float64)
+
+
+def a_loads(g: int, t: int) -> list[tuple[int, int]]:
+    """Where the fixture's kernel loads each element of lane 4g + t's A fragment from
+    (tests/test_sim.py changes it together with the kernel)."""
+    return [(g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)]
+
+
+def b_loads(g: int, t: int) -> list[tuple[int, int]]:
+    """Where it loads lane 4g + t's B fragment from."""
+    return [(t, g), (t + 4, g)]
+
+
+def hardware(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """D as an NVIDIA GPU computes it from the fragments the kernel loaded: element i of
+    lane 4g + t's A fragment is A[g + 8 * (i % 2), t + 4 * (i // 2)] to the tensor core,
+    element i of its B fragment B[t + 4i, g] (PTX ISA, m16n8k8 .tf32), wherever the
+    kernel loaded them from."""
+    seen_a, seen_b = np.zeros((16, 8)), np.zeros((8, 8))
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i, (r, col) in enumerate(a_loads(g, t)):
+            seen_a[g + 8 * (i % 2), t + 4 * (i // 2)] = tf32(a[r:r + 1, col])[0]
+        for i, (r, col) in enumerate(b_loads(g, t)):
+            seen_b[t + 4 * i, g] = tf32(b[r:r + 1, col])[0]
+    return seen_a @ seen_b + c.astype(np.float64)
+
+
+def lane_rows(d: np.ndarray) -> np.ndarray:
+    """D (16 x 8) as the lanes hold it (PTX ISA, m16n8k8 C/D fragments): lane 4g + t has
+    d[i] = D[g + 8 * (i // 2), 2t + i % 2]."""
+    out = np.zeros((32, 4))
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        for i in range(4):
+            out[lane, i] = d[g + 8 * (i // 2), 2 * t + i % 2]
+    return out
+
+
+def _mma_cases(rng):
+    code_a = (np.arange(128).reshape(16, 8) + 1).astype(np.float32)  # A[r, c] = 8r + c + 1
+    code_b = (np.arange(64).reshape(8, 8) + 1).astype(np.float32)
+    eye_b = np.eye(8, dtype=np.float32)
+    eye_a = np.vstack([np.eye(8), 2 * np.eye(8)]).astype(np.float32)
+    zeros = np.zeros((16, 8), dtype=np.float32)
+    # 1 + 3 * 2^-12: tf32 keeps 10 fraction bits, so truncation reads 1, rounding 1 + 2^-10.
+    fine = np.full((16, 8), 1 + 3 * 2.0 ** -12, dtype=np.float32)
+    mixed = rng.integers(-8, 9, (16, 8)).astype(np.float32)
+    return [_case("A's lane map", code_a, eye_b, zeros), _case("B's lane map", eye_a, code_b, zeros),
+            _case("C's lane map", zeros, eye_b, code_a), _case("tf32 truncation", fine, eye_b, zeros),
+            _case("all three", mixed, rng.integers(-8, 9, (8, 8)).astype(np.float32), code_a)]
+
+
+def _case(name, a, b, c):
+    return {"name": name, "label": {"en": name, "ko": name}, "params": {}, "inputs": {"a": a, "b": b, "c": c}}
+
+
 def cases(rng, part):
+    if part in ("mma", "tensor_core"):
+        return _mma_cases(rng)
     if part in ("warps", "partial_warps"):
         return _warp_cases(rng)
     if part == "traffic":
@@ -55,6 +118,11 @@ def expected(case, part):
                                 rows.append([tx, ty, tz, bx, by, bz, p["dx"], p["dy"], p["dz"], p["gx"], p["gy"],
                                              bx * p["dx"] + tx])
         return {"ids": np.array(rows, dtype=np.float64)}
+    if part in ("mma", "tensor_core"):
+        i = case["inputs"]
+        if part == "mma":
+            return {"output": lane_rows(hardware(i["a"], i["b"], i["c"]))}
+        return {"output": tf32(i["a"]) @ tf32(i["b"]) + i["c"].astype(np.float64)}
     a = case["inputs"]["a"].astype(np.float32)
     if part == "traffic":
         i = np.arange(64)

@@ -3,14 +3,18 @@ from max.gpu import thread_idx, block_idx, block_dim, grid_dim, global_idx, lane
 from max.gpu.primitives import warp
 from max.gpu.sync import barrier
 from max.gpu.memory import AddressSpace, async_copy, async_copy_commit_group, async_copy_wait_group
+from max.gpu.compute.mma import mma
 from layout import TileTensor
 from layout.tile_layout import row_major
 from layout.tile_tensor import stack_allocation
+from layout.tensor_core import TensorCore
+from std.utils import Index
 
 comptime dtype = DType.float32
 comptime Vector[n: Int] = type_of(row_major[n]())
 comptime Table[n: Int] = type_of(row_major[n, 12]())
 comptime Row8[n: Int] = type_of(row_major[n, 8]())
+comptime Matrix[rows: Int, cols: Int] = type_of(row_major[rows, cols]())
 comptime TPB = 4
 comptime WARPS = 64
 comptime PARTIAL = 40
@@ -156,3 +160,49 @@ def traffic(
     output[i, 5] = s[0][0]  # shared, one word for all
     for k in range(2):
         output[i, 6 + k] = s[(i + 32 * k) % 64][0]  # twice from each lane: two requests a warp
+
+
+def mma_lanes(
+    output: TileTensor[mut=True, dtype, Matrix[32, 4], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Matrix[16, 8], ImmutAnyOrigin],
+    b: TileTensor[mut=False, dtype, Matrix[8, 8], ImmutAnyOrigin],
+    c: TileTensor[mut=False, dtype, Matrix[16, 8], ImmutAnyOrigin],
+):
+    """One warp, one m16n8k8 mma: each lane loads its fragments by NVIDIA's map (groupID
+    g, threadID_in_group t) and writes its four elements of D in its own row."""
+    var lane = lane_id()
+    var g = lane // 4
+    var t = lane % 4
+    # FILL IN: (nothing to do: this file is a test fixture)
+    var a_frag = SIMD[dtype, 4](a[g, t][0], a[g + 8, t][0], a[g, t + 4][0], a[g + 8, t + 4][0])
+    var b_frag = SIMD[dtype, 2](b[t, g][0], b[t + 4, g][0])
+    var c_frag = SIMD[dtype, 4](c[g, 2 * t][0], c[g, 2 * t + 1][0], c[g + 8, 2 * t][0], c[g + 8, 2 * t + 1][0])
+    var d = SIMD[dtype, 4](0)
+    mma(d, a_frag, b_frag, c_frag)
+    for i in range(4):
+        output[lane, i] = d[i]
+
+
+def tensor_core_tile(
+    output: TileTensor[mut=True, dtype, Matrix[16, 8], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Matrix[16, 8], ImmutAnyOrigin],
+    b: TileTensor[mut=False, dtype, Matrix[8, 8], ImmutAnyOrigin],
+    c: TileTensor[mut=False, dtype, Matrix[16, 8], ImmutAnyOrigin],
+):
+    """One warp, TensorCore's load_a, load_b, load_c, mma_op and store_d on one tile:
+    a and b staged through shared memory, C read from global memory, D written there."""
+    var a_s = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[16, 8]())
+    var b_s = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[8, 8]())
+    var lane = lane_id()
+    # FILL IN: (nothing to do: this file is a test fixture)
+    for r in range(4):
+        a_s[r * 4 + lane // 8, lane % 8] = a[r * 4 + lane // 8, lane % 8]
+    for r in range(2):
+        b_s[r * 4 + lane // 8, lane % 8] = b[r * 4 + lane // 8, lane % 8]
+    barrier()
+    var tc = TensorCore[dtype, dtype, Index(16, 8, 8)]()
+    var a_reg = tc.load_a(a_s.to_layout_tensor())
+    var b_reg = tc.load_b(b_s.to_layout_tensor())
+    var c_reg = tc.load_c(c.to_layout_tensor())
+    var d_reg = tc.mma_op(a_reg, b_reg, c_reg)
+    tc.store_d(output.to_layout_tensor(), d_reg)
