@@ -1,0 +1,107 @@
+"""Puzzle 33 reference: output = a @ b, on tensor cores (tensor float 32).
+
+Both parts compute the same product; part `fragments` with one warp per 16 x 8
+tile of the output (grid ceildiv(n, 8) x ceildiv(m, 16)), part `tensor_core`
+with blocks of 4 warps per 32 x 32 tile (grid ceildiv(n, 32) x ceildiv(m, 32)).
+Which input makes each term decide the answer:
+- each fragment slot: every value of a differs from its neighbours, and no a
+  or b is 0, so a value loaded into the wrong slot of a fragment (a row and a
+  column mixed up, a[1] and a[2] swapped, B read transposed) changes the sum
+  of the elements that slot stands for, in every case;
+- each product a[i, j] * b[j, c]: |a| >= 1 and |b| >= 1/4, so a product left
+  out or added twice moves an element by at least 1/4, five times atol;
+- the last, partial step along k: '16 x 40 x 8' (5 whole steps of 8, and a
+  partial slice of 16 in part `tensor_core`), 'ragged 19 x 13 x 11' and
+  '33 x 90 x 17' (12 steps, the last partial; 6 slices): a loop that stops at
+  k // MMA_K or k // BK steps leaves products out there;
+- the edges of the output: sizes that are not multiples of 16 and 8 (or 32)
+  leave partial tiles: a store without its guard writes past the output, a
+  load without at_or_zero reads past a or b;
+- C carried from step to step: every case with k > 8 (k > 16 for the
+  staged part) fails a kernel that starts each step from the first C;
+- the barriers of part `tensor_core`: every slice is read by 4 warps that did
+  not copy it all; '144 blocks' and '33 x 90 x 17' have the most slices
+  and blocks;
+- more blocks than a block has threads (and sizes beyond every constant):
+  '40 tiles, 80 x 12 x 64' (40 warps of 32 lanes) and '144 blocks, 384 x 8 x 384'
+  (blocks of 128 threads);
+- float32 inputs, tf32 inside: 'float32 range' holds values of a near 2^17,
+  past float16's largest (65504), with 11 significant bits (float16 keeps 11,
+  bfloat16 8, tf32 11), and sums near 2^24: a kernel that keeps a, b or the
+  sums in 16 bits fails there;
+- what tf32 drops: 'unrounded float32' holds values with all 24 bits, which
+  the tensor core reads with 11 (see the tolerance);
+- a size drawn from the seed among a few ("random m x k x n").
+
+Exact comparison where the values allow it: a holds odd multiples of 2^-10
+between 1 and 2 in size (11 significant bits: exact in tf32), b multiples of
+1/4 between 1/4 and 4 in size; every product is a multiple of 2^-12 below 8,
+every sum of k <= 90 of them below 720: at most 22 significant bits, exact in
+float32 in any order and with any alignment of the adder's terms. In
+'float32 range', a is the same times 2^17: products multiples of 2^5 below
+2^20, sums of 24 below 2^25, at most 20 significant bits: exact too.
+"""
+
+import numpy as np
+
+# The seeded case's sizes (m, k, n): a few, so that a run of another seed reuses a build.
+SEEDED_SIZES = ((40, 24, 24), (33, 17, 40), (64, 48, 16), (25, 72, 9), (48, 8, 56))
+
+
+def _a(rng: np.random.Generator, shape: tuple[int, int], scale: float = 1.0) -> np.ndarray:
+    """Odd multiples of 2^-10 between 1 and 2 in size, either sign: 11 significant bits."""
+    steps = rng.choice(np.arange(1025, 2048, 2), size=shape) * rng.choice([-1, 1], size=shape)
+    return (steps / 1024 * scale).astype(np.float32)
+
+
+def _b(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """Nonzero multiples of 1/4 up to 4 in size."""
+    steps = np.concatenate([np.arange(-16, 0), np.arange(1, 17)])
+    return (rng.choice(steps, size=shape) / 4).astype(np.float32)
+
+
+def _unrounded(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """float32 values with all their bits, between 1/2 and 1 in size."""
+    return (rng.uniform(0.5, 1.0, size=shape) * rng.choice([-1, 1], size=shape)).astype(np.float32)
+
+
+def _case(name: str, ko: str, m: int, k: int, n: int, a: np.ndarray, b: np.ndarray, **extra) -> dict:
+    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"m": m, "k": k, "n": n},
+            "inputs": {"a": a, "b": b}, **extra}
+
+
+def _plain(rng: np.random.Generator, name: str, ko: str, m: int, k: int, n: int, **extra) -> dict:
+    return _case(name, ko, m, k, n, _a(rng, (m, k)), _b(rng, (k, n)), **extra)
+
+
+def cases(rng: np.random.Generator, part: str) -> list[dict]:
+    m, k, n = SEEDED_SIZES[int(rng.integers(len(SEEDED_SIZES)))]
+    found = [
+        _plain(rng, "one MMA tile, 16 x 8 x 8", "MMA 타일 하나, 16 x 8 x 8", 16, 8, 8),
+        _plain(rng, "along k, 16 x 40 x 8", "k를 따라, 16 x 40 x 8", 16, 40, 8),
+        _plain(rng, "ragged 19 x 13 x 11", "들쭉날쭉 19 x 13 x 11", 19, 13, 11),
+        _plain(rng, "one row, 1 x 9 x 30", "행 하나, 1 x 9 x 30", 1, 9, 30),
+        _plain(rng, "33 x 90 x 17", "33 x 90 x 17", 33, 90, 17),
+    ]
+    if part == "fragments":
+        found.append(_plain(rng, "40 tiles, 80 x 12 x 64", "타일 40개, 80 x 12 x 64", 80, 12, 64))
+    else:
+        found.append(_plain(rng, "144 blocks, 384 x 8 x 384", "블록 144개, 384 x 8 x 384", 384, 8, 384))
+    found.append(_case("float32 range, 24 x 24 x 16", "float32 범위, 24 x 24 x 16", 24, 24, 16,
+                       _a(rng, (24, 24), 2.0 ** 17), _b(rng, (24, 16))))
+    found.append(_case("unrounded float32, 20 x 24 x 12", "반올림 안 된 float32, 20 x 24 x 12", 20, 24, 12,
+                       _unrounded(rng, (20, 24)), _unrounded(rng, (24, 12))))
+    found.append(_plain(rng, f"random {m} x {k} x {n}", f"무작위 {m} x {k} x {n}", m, k, n, seeded=True))
+    return found
+
+
+def expected(case: dict, part: str) -> dict[str, np.ndarray]:
+    a = case["inputs"]["a"].astype(np.float64)
+    b = case["inputs"]["b"].astype(np.float64)
+    return {"output": a @ b}
+
+
+def speed_case(rng: np.random.Generator, part: str) -> dict:
+    """Timed on a GPU only, never judged ([parts.speed]): 1024 x 1024 x 1024."""
+    size = 1024
+    return _plain(rng, "timing: 1024 x 1024 x 1024", "시간 재기: 1024 x 1024 x 1024", size, size, size)
