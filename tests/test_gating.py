@@ -56,3 +56,16 @@ def test_list_and_doctor_mark_puzzles_this_gpu_cannot_run(root, monkeypatch, cap
     with pytest.raises(SystemExit):
         main(["doctor"])
     assert "p18: needs compute capability 7.0" in capsys.readouterr().out
+
+
+def test_tensor_cores_need_ampere(root, monkeypatch, capsys):
+    """p33's mma.sync with tf32 needs sm_80: a Turing GPU (7.5) is told so in `list`; an
+    Ampere or Hopper one runs it."""
+    turing = toolchain.Gpu(name="Tesla T4", driver="535", compute_capability=7.5)
+    p33 = catalog.load("p33")
+    assert gating.gate(p33, turing).values["need"] == 8.0 and gating.gate(p33, NEW) is None
+    monkeypatch.setattr(toolchain, "gpu", lambda: turing)
+    with pytest.raises(SystemExit):
+        main(["list"])
+    rows = [row for row in capsys.readouterr().out.splitlines() if row.strip().startswith("p33 ")]
+    assert len(rows) == 1 and "can't run" in rows[0], rows
