@@ -26,4 +26,5 @@ def test_a_tensor_core_kernel_written_another_way_passes(root, variant, part):
     result = engine.check_puzzle(catalog.load("p33"),
                                  engine.Options(part=part, seed=3, quick=True, devices=("sim",), cache=False))
     sim = next(p for p in result.parts if p.id == part).kernels["sim"]
-    assert sim.status == Status.PASS, ([c.name for c in sim.cases if not c.passed], [f.kind for f in sim.findings or []])
+    failing = [c.name for c in sim.cases if not c.passed]
+    assert sim.status == Status.PASS, (failing, [f.kind for f in sim.findings or []])
