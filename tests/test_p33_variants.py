@@ -1,6 +1,6 @@
 """p33 fails a wrong layout, not a right kernel written another way: the fragments built
-slot by slot from the map's formulas into a fresh D (part `fragments`), and C kept in a
-register fragment through a slice's steps, loaded and stored once a slice (part
+slot by slot from the map's formulas into a fresh D (part `fragments`), and the steps of
+a slice walked column by column, with load_c, mma_op and store_d in one line (part
 `tensor_core`). Each runs on the simulator, whose tensor cores follow NVIDIA's lane maps."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("variant, part", [("fragments_in_a_loop", "fragments"),
-                                           ("c_in_registers", "tensor_core")])
+                                           ("steps_inside_columns", "tensor_core")])
 def test_a_tensor_core_kernel_written_another_way_passes(root, variant, part):
     put_solution(root, "p33")
     shutil.copyfile(DATA / variant / "tensor_cores.mojo", root / "puzzles" / "p33" / "tensor_cores.mojo")

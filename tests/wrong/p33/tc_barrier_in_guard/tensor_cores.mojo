@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (tc_barrier_in_guard): The slices run only in blocks whose first row is inside the output, and then only warps whose rows are: the barriers inside are reached by some threads of a block and not others.
+# WRONG ON PURPOSE (tc_barrier_in_guard): Only warps whose first row is inside the output walk the slices: the barriers inside are reached by some threads of a block and not others.
 # Puzzle 33: matrix multiply on tensor cores, output = a @ b for a (m x k) and
 # b (k x n), in float32.
 #

@@ -270,12 +270,10 @@ def matmul_tensor_core[m: Int, k: Int, n: Int](
         for j in range(WN // MMA_N):
             var col = warp_col * (WN // MMA_N) + j
             var c_view = c_tile.tile[MMA_M, MMA_N](warp_row, col).to_layout_tensor()
-            var c_reg = tc.load_c(c_view)
             for kk in range(BK // MMA_K):
                 var a_reg = tc.load_a(a_tile.tile[MMA_M, MMA_K](warp_row, kk).to_layout_tensor())
                 var b_reg = tc.load_b(b_tile.tile[MMA_K, MMA_N](kk, col).to_layout_tensor())
-                c_reg = tc.mma_op(a_reg, b_reg, c_reg)
-            tc.store_d(c_view, c_reg)
+                tc.store_d(c_view, tc.mma_op(a_reg, b_reg, tc.load_c(c_view)))
         barrier()
     # END FILL IN
 
