@@ -1,4 +1,4 @@
-# WRONG ON PURPOSE (fragments_in_float16): Rounds the fragments of a through float16: values past 65504 become infinity, and 11 significant bits is all float16 keeps even within its range.
+# WRONG ON PURPOSE (fragments_in_float16): Rounds the fragments of a through float16: values past 65504 become infinity. Within float16's range its 11 significant bits are what tf32 keeps too, so only 'float32 range' shows it.
 # Puzzle 33: matrix multiply on tensor cores, output = a @ b for a (m x k) and
 # b (k x n), in float32.
 #
