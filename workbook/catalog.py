@@ -62,6 +62,9 @@ class Launch:
     # with the arguments and then `ctx`; grid and block say the launch it makes, so
     # that the simulator's findings can name its threads.
     host: bool = False
+    # Thread-block clusters (sm_90): blocks per cluster in x, y, z; () for none. The grid
+    # must be a whole number of clusters.
+    cluster: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -435,13 +438,17 @@ def _tolerance(value, where: str) -> float:
 
 
 def _launch(raw: dict, where: str) -> Launch:
-    return Launch(
+    launch = Launch(
         kernel=_require(raw, "kernel", str, where),
         args=tuple(_require(raw, "args", list, where)),
         grid=_dims(raw.get("grid", [1]), f"{where}.grid"),
         block=_dims(_require(raw, "block", (list, int, str), where), f"{where}.block"),
         host=bool(raw.get("host", False)),
+        cluster=_dims(raw["cluster"], f"{where}.cluster") if "cluster" in raw else (),
     )
+    if launch.cluster and launch.host:
+        raise ManifestError(f"{where}: a host function makes its own launches: it can't be given a cluster")
+    return launch
 
 
 def _why(raw: dict, where: str, both: bool = False) -> dict[str, str]:

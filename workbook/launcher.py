@@ -30,6 +30,8 @@ from .catalog import Part, Puzzle, evaluate
 
 MOJO_DTYPE = {"float32": "DType.float32", "float64": "DType.float64", "int32": "DType.int32", "int64": "DType.int64"}
 ALIGN = 64
+# Blocks in one thread-block cluster: the portable limit on NVIDIA GPUs (the simulator's too).
+MAX_CLUSTER = 8
 # The simulator runs every launch twice: threads and blocks forward, then in reverse.
 SIM_ORDERS = 2
 
@@ -72,6 +74,11 @@ class LaunchSpec:
     block: tuple[int, int, int]
     name: str
     host: bool = False  # a host function that launches its own kernels, called with ctx
+    cluster: tuple[int, int, int] = (1, 1, 1)  # blocks per thread-block cluster (sm_90)
+
+    @property
+    def clustered(self) -> bool:
+        return self.cluster != (1, 1, 1)
 
 
 @dataclass
@@ -156,8 +163,13 @@ def _spec(puzzle: Puzzle, part: Part, case: dict, want: dict, index: int, offset
             if arg not in buffers and arg not in params:
                 raise PlanError(f"{puzzle.id}.{part.id}: launch argument '{arg}' is neither a buffer "
                                 "nor a whole-number case parameter")
-        spec.launches.append(LaunchSpec(launch.kernel, launch.args, _dims(launch.grid, names),
-                                        _dims(launch.block, names), launch.name, launch.host))
+        grid = _dims(launch.grid, names)
+        cluster = _dims(launch.cluster, names) if launch.cluster else (1, 1, 1)
+        if any(c < 1 or g % c for g, c in zip(grid, cluster)) or cluster[0] * cluster[1] * cluster[2] > MAX_CLUSTER:
+            raise PlanError(f"{puzzle.id}.{part.id}: case '{case.get('name')}': a grid of {grid} blocks is not a "
+                            f"whole number of clusters of {cluster} (at most {MAX_CLUSTER} blocks)")
+        spec.launches.append(LaunchSpec(launch.kernel, launch.args, grid, _dims(launch.block, names), launch.name,
+                                        launch.host, cluster))
     return spec, offset
 
 
@@ -301,8 +313,9 @@ def _enqueue(spec: CaseSpec, launch: LaunchSpec, address, indent: str, comment: 
                 f"({', '.join(launch.args)}, ctx)"] if comment else []
         return [*said, f"{indent}{called}({args}, ctx)"]
     said = [f"{indent}# your kernel: {launch.kernel}({', '.join(launch.args)})"] if comment else []
+    cluster = [f"{indent}    cluster_dim=Dim{launch.cluster},"] if launch.clustered else []
     return [*said, f"{indent}ctx.enqueue_function[{called}](", f"{indent}    {args},",
-            f"{indent}    grid_dim={launch.grid}, block_dim={launch.block},", f"{indent})"]
+            f"{indent}    grid_dim={launch.grid}, block_dim={launch.block},", *cluster, f"{indent})"]
 
 
 def _gpu_case(spec: CaseSpec) -> list[str]:
@@ -349,8 +362,9 @@ def _dispatch(cases: list[CaseSpec], total: int, suffix: str, args: str, indent:
 def generate_gpu(plan: Plan) -> str:
     """Mode gpu: the GPU kernels on a real GPU. Built for the GPU target even where
     there is none, which type-checks every GPU kernel."""
+    clustered = any(launch.clustered for spec in [*plan.cases, *plan.timed] for launch in spec.launches)
     lines = _header(plan, [
-        "from max.gpu.host import DeviceContext",
+        "from max.gpu.host import DeviceContext" + (", Dim" if clustered else ""),
         "from wbio import Harness, tile, tile_mut, poison_device",
     ])
     gpu_cases = [s for s in plan.cases if "gpu" in s.part.devices]
@@ -455,8 +469,9 @@ def _sim_case(spec: CaseSpec) -> list[str]:
                 lines += _sim_host_call(spec, launch)
                 continue
             fields = [spec.buffers[a].var for a in launch.args if a in spec.buffers] or ["0"]
+            cluster = f", Dim3{launch.cluster}" if launch.clustered else ""
             lines.append(f"        if not launch(Sim_{spec.index}_{k}({', '.join(fields)}), Dim3{launch.grid}, "
-                         f'Dim3{launch.block}, rep % 2 == 1, "{launch.name}"):')
+                         f'Dim3{launch.block}, rep % 2 == 1, "{launch.name}"{cluster}):')
             lines.append("            return  # the simulator stopped this case (see its findings)")
     lines.append("        wb.rep_end(rep)")
     return lines + [""]

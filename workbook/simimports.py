@@ -22,8 +22,14 @@ WARP_NAMES = ("shuffle_down", "shuffle_up", "shuffle_xor", "shuffle_idx", "sum",
               "broadcast", "vote", "lane_group_sum", "lane_group_sum_and_broadcast", "lane_group_max",
               "lane_group_max_and_broadcast", "lane_group_min")
 PROVIDED = {
-    "max.gpu": {**dict.fromkeys(("thread_idx", "block_idx", "block_dim", "grid_dim", "global_idx", "barrier"),
-                                "wbsim"), "lane_id": "wbwarp", "WARP_SIZE": "wbwarp"},
+    "max.gpu": {**dict.fromkeys(("thread_idx", "block_idx", "block_dim", "grid_dim", "global_idx", "barrier",
+                                 "cluster_dim", "cluster_idx", "block_id_in_cluster"), "wbsim"),
+                "lane_id": "wbwarp", "WARP_SIZE": "wbwarp"},
+    # Clusters: the blocks of one run together on the simulator; elect_one_sync is a warp
+    # operation there.
+    "max.gpu.primitives.cluster": {**dict.fromkeys(("block_rank_in_cluster", "cluster_arrive", "cluster_arrive_relaxed",
+                                                    "cluster_wait", "cluster_sync", "cluster_sync_relaxed"), "wbsim"),
+                                   "elect_one_sync": "wbwarp"},
     "max.gpu.sync": {"barrier": "wbsim"},
     "layout": {"stack_allocation": "wbsim"},
     "layout.tile_tensor": {"stack_allocation": "wbsim"},

@@ -9,19 +9,25 @@
  * that made it, which the workbook turns into the learner's file and line.
  *
  * What a launch does (wbsim_launch):
- * - blocks run one after another; every thread of a block has its own stack
- *   and registers (a ucontext), so it can stop in the middle of the kernel at
- *   barrier() and resume there later;
- * - one thread runs at a time, in a chosen order (forward, or in reverse),
- *   until its next barrier() or its end. When every thread of the block is at
- *   a barrier, the barrier opens: the block's next round begins;
+ * - clusters of blocks run one after another (a launch without clusters has
+ *   clusters of one block); the blocks of a cluster run together, interleaved,
+ *   so that a cluster barrier can hold them all. Every thread has its own
+ *   stack and registers (a ucontext), so it can stop in the middle of the
+ *   kernel at barrier() or cluster_wait() and resume there later;
+ * - one thread runs at a time, in a chosen order (forward, or in reverse:
+ *   blocks of the cluster and threads alike), until its next barrier(), its
+ *   next cluster_wait() or its end. When every thread of a block is at a
+ *   barrier(), it opens: the block's next round begins. A cluster_wait()
+ *   opens when every thread of the cluster has arrived (cluster_arrive());
  * - every byte of simulator memory has a shadow: who wrote it last and when
  *   (launch, block, round), who read it, whether anything wrote it at all.
  *   From it come the findings: two threads of a block touching one byte in
  *   one round where one of them writes (a race, whatever the values); two
- *   blocks of one launch doing so in global memory; a read of memory nothing
+ *   blocks of one launch doing so in global memory, unless they are blocks of
+ *   one cluster that a cluster barrier orders; a read of memory nothing
  *   wrote; a read or a write outside every buffer or shared array; a barrier
- *   some threads never reach, or different barriers in one round.
+ *   some threads never reach, or different barriers in one round (cluster
+ *   barriers alike).
  * Memory outside the buffers is readable (it holds 0xFF bytes, NaN as a
  * float), so a kernel that reads past an end goes on, and every thread that
  * does the same is counted, not only the first.
@@ -65,6 +71,7 @@ typedef uint32_t u32;
 
 #define SHARED_LIMIT (48 * 1024)   /* static shared memory a block may use */
 #define SHARED_ARENA (64 * 1024)   /* room for a kernel that asks for more: reported */
+#define MAX_CLUSTER 8              /* blocks in a cluster: the portable limit on NVIDIA GPUs */
 #define MAX_REGIONS 64
 #define MAX_ALLOCS 64
 #define MAX_FINDINGS 64
@@ -79,7 +86,7 @@ typedef uint32_t u32;
 #define EXIT_TIMEOUT 72
 
 enum { ROLE_INPUT, ROLE_OUTPUT, ROLE_SCRATCH, ROLE_SHARED };
-enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP };
+enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP, ST_AT_CLUSTER };
 
 #define WARP 32                 /* lanes of a warp, as on NVIDIA GPUs */
 #define WARP_SLOT 64            /* bytes each lane may put into a warp operation */
@@ -94,6 +101,9 @@ typedef struct {
     int32_t w_tid, r_tid, r2_tid; /* threads: the last writer, the first reader and another reader of r_ep */
     u32 w_site, r_site, r2_site;
     u32 writes;              /* writes since the repeat began (writes per element) */
+    uint16_t w_cl, r_cl, r2_cl; /* the cluster arrivals each of those threads had made then */
+    uint16_t xrel;           /* reads by other blocks of the reader's cluster, folded: the
+                                cluster phase by whose wait all of them are released */
     uint8_t flags;
 } cell_t;
 
@@ -116,6 +126,10 @@ typedef struct {
 typedef struct {
     ucontext_t ctx;
     int x, y, z, linear, gtid, state;
+    int block, rank, index;  /* its block (linear), that block's rank in the cluster, its slot in S.threads */
+    int arrived, waited;     /* cluster barrier: arrivals made, waits completed */
+    u64 relaxed;             /* bit n-1: arrival n was cluster_arrive_relaxed() (releases nothing) */
+    u32 cluster_site;        /* the cluster_wait() it waits at */
     int ready;               /* may run in this round (not waiting anywhere) */
     int warp_op;             /* the warp operation it waits at (wbwarp.mojo's numbers) */
     u32 warp_site;
@@ -182,7 +196,8 @@ static struct {
     uintptr_t heap_lo, heap_hi, heap_next, heap_case_mark, committed_hi;
     region_t regions[MAX_REGIONS];
     int nregions, case_regions_from;
-    region_t *arena;         /* shared memory: one arena, reused by each block in turn */
+    region_t *arena;         /* the running thread's block's shared memory */
+    region_t *arenas[MAX_CLUSTER]; /* one per block of a cluster, reused by each cluster in turn */
     alloc_t allocs[MAX_ALLOCS];
     int nallocs, shared_problem;
     size_t arena_used;
@@ -192,6 +207,11 @@ static struct {
     void (*entry)(i64);
     i64 kbox;
     int gx, gy, gz, bx, by, bz, block_linear, nthreads;
+    int cx, cy, cz, csize, cluster; /* cluster shape, blocks in it, the cluster running now */
+    int reverse;
+    int rounds[MAX_CLUSTER]; /* each block's barrier() round */
+    int cluster_blocks[MAX_CLUSTER];
+    u32 phase_sites[64];     /* the cluster_wait() each phase was first waited at */
     int round;
     u64 epoch;
     thread_t *threads;
@@ -501,15 +521,50 @@ static int alloc_nearest(size_t offset) {
 #define EP_BLOCK(ep) (((ep) >> 20) & 0xFFFFF)
 #define EP_ROUND(ep) ((ep) & 0xFFFFF)
 
-/* Whether an earlier access (epoch, thread) and this one may happen in either
- * order on a GPU: another thread, in the same launch, and either another block
- * or the same round of the same block (no barrier between them). */
-static int unordered(u64 ep, int tid) {
+/* The cluster a block (linear number) belongs to, in this launch. */
+static int cluster_of(int block) {
+    int bx = block % S.gx, by = (block / S.gx) % S.gy, bz = block / (S.gx * S.gy);
+    int nx = S.gx / S.cx, ny = S.gy / S.cy;
+    return bx / S.cx + (by / S.cy) * nx + (bz / S.cz) * nx * ny;
+}
+
+/* A thread of the cluster running now, by its global number; NULL for another cluster's. */
+static thread_t *thread_of(int gtid) {
+    int block = gtid / S.nthreads;
+    if (cluster_of(block) != S.cluster) return NULL;
+    int bx = block % S.gx, by = (block / S.gx) % S.gy, bz = block / (S.gx * S.gy);
+    int rank = bx % S.cx + (by % S.cy) * S.cx + (bz % S.cz) * S.cx * S.cy;
+    return &S.threads[rank * S.nthreads + gtid % S.nthreads];
+}
+
+/* The cluster phase whose wait makes visible what thread `t` did when it had made
+ * `arrived` arrivals: its next arrival that releases (cluster_arrive(), not the relaxed
+ * one). One it has not made yet is past every wait that can have completed. */
+static int next_release(const thread_t *t, int arrived) {
+    for (int n = arrived + 1; n <= t->arrived; n++)
+        if (n > 64 || !(t->relaxed & (1ULL << (n - 1)))) return n;
+    return t->arrived + 1;
+}
+
+/* Whether an earlier access (epoch, thread, the cluster arrivals it had made) and this
+ * one may happen in either order on a GPU: another thread, in the same launch, and
+ * either another cluster's block, or no barrier between them: not a barrier() of their
+ * block (another round), nor a cluster barrier whose wait this thread passed after the
+ * other thread's arrival released the access. */
+static int unordered(u64 ep, int tid, int arrived) {
     if (tid < 0 || tid == S.cur->gtid || ep == 0) return 0;
     if (EP_LAUNCH(ep) != EP_LAUNCH(S.epoch)) return 0;
-    if (EP_BLOCK(ep) != EP_BLOCK(S.epoch)) return 1;
-    return EP_ROUND(ep) == EP_ROUND(S.epoch);
+    if (EP_BLOCK(ep) == EP_BLOCK(S.epoch)) {
+        if (EP_ROUND(ep) != EP_ROUND(S.epoch)) return 0;
+    } else if (cluster_of((int)EP_BLOCK(ep)) != S.cluster) {
+        return 1;
+    }
+    const thread_t *other = thread_of(tid);
+    if (!other) return 1;
+    return next_release(other, arrived) > S.cur->waited;
 }
+
+static uint16_t arrivals(void) { return (uint16_t)(S.cur->arrived < 65535 ? S.cur->arrived : 65535); }
 
 /* ------------------------------------------------------------------------- */
 /* Memory traffic: what each warp-wide access would cost a GPU               */
@@ -576,13 +631,15 @@ static slot_t *grow(slot_t *table, u32 *cap) {
 static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
     thread_t *t = S.cur;
     if (T.seen_n * 2 >= T.seen_cap) T.seen = grow(T.seen, &T.seen_cap);
-    slot_t *mine = slot(T.seen, T.seen_cap, ((u64)(t->linear + 1) << 32) | site);
+    slot_t *mine = slot(T.seen, T.seen_cap, ((u64)(t->index + 1) << 32) | site);
     if (!mine->key) {
-        mine->key = ((u64)(t->linear + 1) << 32) | site;
+        mine->key = ((u64)(t->index + 1) << 32) | site;
         T.seen_n++;
     }
     u32 occurrence = mine->value++;
-    u64 key = ((u64)(t->linear / WARP + 1) << 58) | ((u64)(site & 0x3FFFFFF) << 32) | occurrence;
+    /* A warp is 32 threads of one block: numbered across the blocks of the cluster. */
+    u64 warp = (u64)t->rank * (u64)((S.nthreads + WARP - 1) / WARP) + (u64)(t->linear / WARP);
+    u64 key = ((warp + 1) << 54) | ((u64)(site & 0x3FFFFF) << 32) | occurrence;
     if (T.n * 2 >= T.index_cap) {
         if (T.n >= TRAFFIC_MAX_REQUESTS) {
             T.unpriced++;
@@ -713,7 +770,8 @@ static void outside(uintptr_t a, size_t n, int write, u32 site) {
 /* Async copies not landed yet (see wbsim_async_copy). */
 struct pending_s {
     uintptr_t dst;
-    int gtid, linear, group;  /* group: -1 until committed, then the thread's group number */
+    region_t *arena;          /* the copying thread's block's */
+    int gtid, group;          /* group: -1 until committed, then the thread's group number */
     u32 site;
     int bytes;
     uint8_t data[16];
@@ -744,7 +802,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
     int k = -1;
     if (shared) {
         k = alloc_at(off);
-        if (k < 0 || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
+        if (k < 0 || r != S.arena || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
             if (!site) site = site_of(pc, caller_of(t));
             outside(a, n, write, site);
             count(1, write, a, n, pc, site);
@@ -775,7 +833,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
                 saw(f, t->gtid, shared ? (i64)((off - S.allocs[k].offset) / S.allocs[k].elem) : element_of(r, a));
                 reported = 1;
             }
-            if (in_kernel && !reported && unordered(c->w_ep, c->w_tid) && !(atomic && (c->flags & F_ATOMIC))) {
+            if (in_kernel && !reported && unordered(c->w_ep, c->w_tid, c->w_cl) && !(atomic && (c->flags & F_ATOMIC))) {
                 if (!site) site = site_of(pc, caller_of(t));
                 finding_t *f = finding(shared ? "shared_race" : "global_race", region_id, k, site, c->w_site,
                                        "read-after-write");
@@ -786,17 +844,35 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
             if (in_kernel) {
                 if (!site) site = site_of(pc, caller_of(t));
                 if (c->r_ep != S.epoch) {
-                    if (EP_LAUNCH(c->r_ep) == EP_LAUNCH(S.epoch) && c->r_ep && EP_BLOCK(c->r_ep) != EP_BLOCK(S.epoch))
-                        c->flags |= F_OTHER_BLOCK_READ;
-                    else if (EP_LAUNCH(c->r_ep) != EP_LAUNCH(S.epoch))
+                    if (EP_LAUNCH(c->r_ep) == EP_LAUNCH(S.epoch) && c->r_ep && EP_BLOCK(c->r_ep) != EP_BLOCK(S.epoch)) {
+                        /* Another block read it in this launch. Of this block's cluster: a
+                         * cluster barrier may order a later write after it (folded into
+                         * xrel); of another cluster: nothing can. */
+                        const thread_t *r1 = cluster_of((int)EP_BLOCK(c->r_ep)) == S.cluster ? thread_of(c->r_tid)
+                                                                                              : NULL;
+                        if (r1) {
+                            int n = next_release(r1, c->r_cl);
+                            const thread_t *r2 = c->r2_tid >= 0 ? thread_of(c->r2_tid) : NULL;
+                            if (r2 && next_release(r2, c->r2_cl) > n) n = next_release(r2, c->r2_cl);
+                            if (n > c->xrel) c->xrel = (uint16_t)(n < 65535 ? n : 65535);
+                        } else {
+                            c->flags |= F_OTHER_BLOCK_READ;
+                        }
+                    } else if (EP_LAUNCH(c->r_ep) != EP_LAUNCH(S.epoch)) {
                         c->flags &= (uint8_t)~F_OTHER_BLOCK_READ;
+                        c->xrel = 0;
+                    }
                     c->r_ep = S.epoch;
                     c->r_tid = t->gtid;
                     c->r_site = site;
+                    c->r_cl = arrivals();
                     c->r2_tid = -1;
-                } else if (c->r_tid != t->gtid && c->r2_tid < 0) {
+                } else if (c->r_tid == t->gtid) {
+                    c->r_cl = arrivals();
+                } else if (c->r2_tid < 0 || c->r2_tid == t->gtid) {
                     c->r2_tid = t->gtid;
                     c->r2_site = site;
+                    c->r2_cl = arrivals();
                 }
             }
         } else {
@@ -804,13 +880,14 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
                 const char *hazard = NULL;
                 int other = -1;
                 u32 other_site = 0;
-                if (unordered(c->w_ep, c->w_tid) && !(atomic && (c->flags & F_ATOMIC))) {
+                if (unordered(c->w_ep, c->w_tid, c->w_cl) && !(atomic && (c->flags & F_ATOMIC))) {
                     hazard = "write-write", other = c->w_tid, other_site = c->w_site;
                 } else if (c->r_ep && EP_LAUNCH(c->r_ep) == EP_LAUNCH(S.epoch)) {
-                    if (unordered(c->r_ep, c->r_tid)) hazard = "write-after-read", other = c->r_tid, other_site = c->r_site;
-                    else if (c->r2_tid >= 0 && unordered(c->r_ep, c->r2_tid))
+                    if (unordered(c->r_ep, c->r_tid, c->r_cl))
+                        hazard = "write-after-read", other = c->r_tid, other_site = c->r_site;
+                    else if (c->r2_tid >= 0 && unordered(c->r_ep, c->r2_tid, c->r2_cl))
                         hazard = "write-after-read", other = c->r2_tid, other_site = c->r2_site;
-                    else if (!shared && (c->flags & F_OTHER_BLOCK_READ))
+                    else if (!shared && ((c->flags & F_OTHER_BLOCK_READ) || c->xrel > t->waited))
                         hazard = "write-after-read", other = -1, other_site = c->r_site;
                 }
                 if (hazard) {
@@ -826,6 +903,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
             c->w_ep = S.epoch;
             c->w_tid = t->gtid;
             c->w_site = site;
+            c->w_cl = arrivals();
             c->writes++;
             c->flags = (uint8_t)((c->flags | F_INIT) & ~F_ATOMIC) | (atomic ? F_ATOMIC : 0);
         }
@@ -1241,8 +1319,11 @@ void wb_begin(void) {
     S.shared_table[0] = 0;
     heap_init();
     i64 shape[3] = {SHARED_ARENA, 1, 1};
-    S.arena = new_region("shared", 6, ROLE_SHARED, SHARED_ARENA, 1, 1, shape);
-    reset_shadow(S.arena, 0, S.arena->bytes, 0);
+    for (int r = 0; r < MAX_CLUSTER; r++) { /* one per block of a cluster: regions stay in address order */
+        S.arenas[r] = new_region("shared", 6, ROLE_SHARED, SHARED_ARENA, 1, 1, shape);
+        reset_shadow(S.arenas[r], 0, S.arenas[r]->bytes, 0);
+    }
+    S.arena = S.arenas[0];
     S.committed_hi = S.heap_next;
     S.heap_case_mark = S.heap_next;
     S.case_regions_from = S.nregions;
@@ -1388,7 +1469,7 @@ static thread_t *current(void) {
 
 i64 wbsim_id(i64 which) {
     thread_t *t = current();
-    int bz = S.block_linear / (S.gx * S.gy), by = (S.block_linear / S.gx) % S.gy, bx = S.block_linear % S.gx;
+    int bz = t->block / (S.gx * S.gy), by = (t->block / S.gx) % S.gy, bx = t->block % S.gx;
     switch (which) {
     case 0: return t->x;
     case 1: return t->y;
@@ -1405,6 +1486,15 @@ i64 wbsim_id(i64 which) {
     case 12: return bx * S.bx + t->x;
     case 13: return by * S.by + t->y;
     case 14: return bz * S.bz + t->z;
+    case 15: return S.cx;          /* cluster_dim */
+    case 16: return S.cy;
+    case 17: return S.cz;
+    case 18: return bx / S.cx;     /* cluster_idx */
+    case 19: return by / S.cy;
+    case 20: return bz / S.cz;
+    case 21: return bx % S.cx;     /* block_id_in_cluster */
+    case 22: return by % S.cy;
+    case 23: return bz % S.cz;
     }
     return 0;
 }
@@ -1412,8 +1502,8 @@ i64 wbsim_id(i64 which) {
 i64 wbsim_linear(void) { return current()->linear; }
 i64 wbsim_threads(void) { return S.nthreads; }
 i64 wbsim_slot(i64 k, i64 slot_bytes) {
-    (void)current();
-    return (i64)(S.scratch + (size_t)k * (size_t)slot_bytes);
+    thread_t *t = current();
+    return (i64)(S.scratch + (size_t)(t->index - t->linear + k) * (size_t)slot_bytes); /* its block's */
 }
 i64 wbsim_address(void *f) { return (i64)(uintptr_t)f; }
 
@@ -1430,7 +1520,7 @@ void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
  * this lane has put its value at wbsim_warp_in(), and waits until every lane of its
  * warp still in the kernel has put theirs. `op` tells the operations apart, and the
  * line names it. (Values go through memory the compiler can't see into.) */
-i64 wbsim_warp_in(void) { return (i64)(S.warp_in + (size_t)current()->linear * WARP_SLOT); }
+i64 wbsim_warp_in(void) { return (i64)(S.warp_in + (size_t)current()->index * WARP_SLOT); }
 
 void wbsim_warp_arrive(i64 op, const char *file, i64 file_len, i64 line, i64 col) {
     thread_t *t = current();
@@ -1455,10 +1545,10 @@ i64 wbsim_warp_lanes(void) {
  * kernel. Both are findings: on a GPU the value is whatever the hardware holds. */
 i64 wbsim_warp_fetch(i64 src) {
     thread_t *t = current();
-    int first = t->linear / WARP * WARP;
+    int first = t->linear / WARP * WARP, base = t->index - t->linear;
     int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
-    int why = src < 0 || src >= lanes ? 1 : !S.threads[first + src].took_part ? 2 : 0;
-    if (why == 0) return (i64)(S.warp_out + (size_t)(first + src) * WARP_SLOT);
+    int why = src < 0 || src >= lanes ? 1 : !S.threads[base + first + src].took_part ? 2 : 0;
+    if (why == 0) return (i64)(S.warp_out + (size_t)(base + first + src) * WARP_SLOT);
     finding_t *f = finding(why == 1 ? "warp_lane_missing" : "warp_lane_finished", -1, -1, t->warp_site, 0, NULL);
     if (f) {
         f->size = lanes;
@@ -1473,23 +1563,78 @@ i64 wbsim_warp_fetch(i64 src) {
  * nonzero byte. Lanes with no thread, or finished, vote 0 (no finding: that is a ballot). */
 i64 wbsim_warp_ballot(void) {
     thread_t *t = current();
-    int first = t->linear / WARP * WARP;
-    int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
+    int first = t->index - t->linear + t->linear / WARP * WARP;
+    int lanes = S.nthreads - t->linear / WARP * WARP < WARP ? S.nthreads - t->linear / WARP * WARP : WARP;
     u32 mask = 0;
     for (int i = 0; i < lanes; i++)
         if (S.threads[first + i].took_part && S.warp_out[(size_t)(first + i) * WARP_SLOT]) mask |= 1u << i;
     return mask;
 }
 
+/* elect_one_sync(), once its warp has met: the lane it elects. A GPU names no rule for
+ * which lane: here the lowest lane that took part in forward order, the highest in
+ * reverse, so a kernel that counts on one lane shows it. */
+i64 wbsim_warp_elected(void) {
+    thread_t *t = current();
+    int first = t->index - t->linear + t->linear / WARP * WARP;
+    int lanes = S.nthreads - t->linear / WARP * WARP < WARP ? S.nthreads - t->linear / WARP * WARP : WARP;
+    for (int k = 0; k < lanes; k++) {
+        int i = S.reverse ? lanes - 1 - k : k;
+        if (S.threads[first + i].took_part) return i;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Clusters (max.gpu.primitives.cluster)                                      */
+/* ------------------------------------------------------------------------- */
+
+/* The cluster barrier counts arrivals and waits per thread: a cluster_wait() opens once
+ * every thread of every block of the cluster has made as many arrivals as the waiter has
+ * made (cluster_sync() is an arrival and a wait). What a thread did before an arrival is
+ * seen by every thread after its next wait, unless the arrival was relaxed: then only
+ * by a wait after its next arrival that is not. An arrival, or a wait, out of pairs is a
+ * finding: on a GPU that is undefined. */
+i64 wbsim_cluster_rank(void) { return current()->rank; }
+
+static void unpaired(thread_t *t, const char *which, u32 site) {
+    finding_t *f = finding("cluster_unpaired", -1, -1, site, 0, which);
+    saw(f, t->gtid, 0);
+}
+
+void wbsim_cluster_arrive(i64 relaxed, const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    if (t->arrived > t->waited) {
+        unpaired(t, "arrive-twice", source_site(file, file_len, line, col));
+        return; /* on a GPU, undefined; here, the arrival it already made stands */
+    }
+    t->arrived++;
+    if (relaxed && t->arrived <= 64) t->relaxed |= 1ULL << (t->arrived - 1);
+}
+
+void wbsim_cluster_wait(const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    u32 site = source_site(file, file_len, line, col);
+    if (t->arrived == t->waited) {
+        unpaired(t, "wait-without-arrive", site);
+        t->arrived++; /* go on as if it had arrived, to find what else there is */
+    }
+    t->cluster_site = site;
+    t->barrier_pc = __builtin_return_address(0);
+    t->state = ST_AT_CLUSTER;
+    swapcontext(&t->ctx, &S.main_ctx);
+}
+
 /* The lanes of warp w parted ways at a warp operation: some wait there while others
  * wait at a barrier() (or at another warp operation). */
-static void warp_stuck(int w, int at_op, int elsewhere, int finished) {
-    int first = w * WARP, last = first + WARP < S.nthreads ? first + WARP : S.nthreads;
+static void warp_stuck(int base, int w, int at_op, int elsewhere, int finished) {
+    int first = base + w * WARP, last = base + (w * WARP + WARP < S.nthreads ? w * WARP + WARP : S.nthreads);
     u32 sites[4] = {0};
     int counts[4] = {0}, nsites = 0, other = -1;
     for (int i = first; i < last; i++) {
         thread_t *t = &S.threads[i];
-        u32 site = t->state == ST_AT_WARP ? t->warp_site : t->state == ST_AT_BARRIER ? t->barrier_site : 0;
+        u32 site = t->state == ST_AT_WARP ? t->warp_site : t->state == ST_AT_BARRIER ? t->barrier_site
+                 : t->state == ST_AT_CLUSTER ? t->cluster_site : 0;
         if (!site) continue;
         int j = 0;
         while (j < nsites && sites[j] != site) j++;
@@ -1504,7 +1649,7 @@ static void warp_stuck(int w, int at_op, int elsewhere, int finished) {
     for (int j = 0; j < nsites && n < 400; j++)
         n += snprintf(f->extra + n, sizeof f->extra - (size_t)n, "%s[%u, %d, 0]", j ? ", " : "", sites[j], counts[j]);
     snprintf(f->extra + n, sizeof f->extra - (size_t)n, "]");
-    saw(f, S.block_linear * S.nthreads + first, 0);
+    saw(f, S.threads[first].gtid, 0);
 }
 
 /* Shared memory: every thread of the block makes the same calls in the same order, so
@@ -1535,7 +1680,7 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
         S.shared_problem = 1;
         if (offset + (size_t)bytes > SHARED_ARENA) offset = 0;
     }
-    return (i64)(S.arena->base + offset);
+    return (i64)(S.arena->base + offset); /* the running thread's block's arena */
 }
 
 /* Async copies (`async_copy` from max.gpu.memory, cp.async on NVIDIA GPUs). A copy a
@@ -1585,7 +1730,7 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     struct pending_s *p = &pendings[npending++];
     p->dst = (uintptr_t)dst;
     p->gtid = t->gtid;
-    p->linear = t->linear;
+    p->arena = S.arena;
     p->group = -1;
     p->site = site;
     p->bytes = (int)(bytes > 16 ? 16 : bytes);
@@ -1597,7 +1742,7 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
 void wbsim_async_commit(void) {
     thread_t *t = current();
     for (int i = 0; i < npending; i++)
-        if (pendings[i].linear == t->linear && pendings[i].group < 0) pendings[i].group = t->committed;
+        if (pendings[i].gtid == t->gtid && pendings[i].group < 0) pendings[i].group = t->committed;
     t->committed++;
 }
 
@@ -1609,20 +1754,20 @@ void wbsim_async_wait(i64 keep, i64 all) {
     int j = 0;
     for (int i = 0; i < npending; i++) {
         struct pending_s p = pendings[i];
-        if (p.linear != t->linear || p.group < 0 || p.group >= t->committed - (int)keep) {
+        if (p.gtid != t->gtid || p.group < 0 || p.group >= t->committed - (int)keep) {
             pendings[j++] = p;
             continue;
         }
-        size_t off = p.dst - S.arena->base;
-        for (int b = 0; b < p.bytes; b++) S.arena->shadow[off + b].flags &= (uint8_t)~F_PENDING;
+        size_t off = p.dst - p.arena->base;
+        for (int b = 0; b < p.bytes; b++) p.arena->shadow[off + b].flags &= (uint8_t)~F_PENDING;
         memcpy((void *)p.dst, p.data, (size_t)p.bytes);
         on_access(p.dst, (size_t)p.bytes, 1, 0, NULL, p.site);
     }
     npending = j;
     /* A byte another pending copy also targets stays pending. */
     for (int i = 0; i < npending; i++) {
-        size_t off = pendings[i].dst - S.arena->base;
-        for (int b = 0; b < pendings[i].bytes; b++) S.arena->shadow[off + b].flags |= F_PENDING;
+        size_t off = pendings[i].dst - pendings[i].arena->base;
+        for (int b = 0; b < pendings[i].bytes; b++) pendings[i].arena->shadow[off + b].flags |= F_PENDING;
     }
 }
 
@@ -1637,24 +1782,33 @@ static void trampoline(void) {
     /* returning continues main_ctx (uc_link) */
 }
 
-/* One stretch of one thread: until its next barrier() or its end. */
+/* What the running thread sees of the simulator: its block's shared memory, round and
+ * epoch, named in findings. */
+static void enter_block(int rank) {
+    S.arena = S.arenas[rank];
+    S.block_linear = S.cluster_blocks[rank];
+    S.round = S.rounds[rank];
+    S.epoch = EP(S.launch_serial, S.block_linear, S.round);
+}
+
+/* One stretch of one thread: until its next barrier(), cluster_wait() or its end. */
 __attribute__((noinline)) static void run_thread(thread_t *t) {
     t->state = ST_RUNNING;
     t->stretch_started = now();
+    enter_block(t->rank);
     S.cur = t;
     S.last_ran = t;
     swapcontext(&S.main_ctx, &t->ctx);
     S.cur = NULL;
 }
 
-/* The lanes of warp w still in the kernel: they run until each waits at a barrier() or
- * has finished; on the way, every warp operation they meet completes when all of them
- * are there. Returns 1 when the warp can't go on (its lanes parted ways at a warp
- * operation: on a GPU that hangs or gives anything). */
-static void warp_stuck(int w, int at_op, int elsewhere, int finished);
-
-static int run_warp(int w, int reverse) {
-    int first = w * WARP, last = first + WARP < S.nthreads ? first + WARP : S.nthreads;
+/* The lanes of warp w of the block at S.threads[base] still in the kernel: they run until
+ * each waits at a barrier() or a cluster_wait(), or has finished; on the way, every warp
+ * operation they meet completes when all of them are there. Returns 1 when the warp
+ * can't go on (its lanes parted ways at a warp operation: on a GPU that hangs or gives
+ * anything). */
+static int run_warp(int base, int w, int reverse) {
+    int first = base + w * WARP, last = base + (w * WARP + WARP < S.nthreads ? w * WARP + WARP : S.nthreads);
     for (;;) {
         for (int n = first; n < last; n++) {
             thread_t *t = &S.threads[reverse ? last - 1 - (n - first) : n];
@@ -1676,9 +1830,10 @@ static int run_warp(int w, int reverse) {
                 elsewhere++;
             }
         }
-        if (at_op == 0) return 0; /* all at the barrier, or done */
+        if (at_op == 0) return 0; /* all at a barrier, or done */
         if (elsewhere || mixed) {
-            warp_stuck(w, at_op, elsewhere, finished);
+            enter_block(S.threads[first].rank);
+            warp_stuck(base, w, at_op, elsewhere, finished);
             return 1;
         }
         /* Everyone still in the kernel is here: the operation completes. What each lane
@@ -1695,9 +1850,11 @@ static int run_warp(int w, int reverse) {
     }
 }
 
-/* Thread i of block `block`, ready to start the kernel on a stack of its own. */
-__attribute__((noinline)) static void new_thread(int i, int block) {
-    thread_t *t = &S.threads[i];
+/* Thread i of the block of rank `rank` in the cluster (block `block` of the grid), ready
+ * to start the kernel on a stack of its own. */
+__attribute__((noinline)) static void new_thread(int i, int rank, int block) {
+    int index = rank * S.nthreads + i;
+    thread_t *t = &S.threads[index];
     memset(t, 0, offsetof(thread_t, stack));
     t->depth = 0;
     t->x = i % S.bx;
@@ -1705,10 +1862,13 @@ __attribute__((noinline)) static void new_thread(int i, int block) {
     t->z = i / (S.bx * S.by);
     t->linear = i;
     t->gtid = block * S.nthreads + i;
+    t->block = block;
+    t->rank = rank;
+    t->index = index;
     t->state = ST_RUNNING;
     getcontext(&t->ctx);
     t->ctx.uc_link = &S.main_ctx;
-    t->ctx.uc_stack.ss_sp = S.stacks + (size_t)i * (STACK_BYTES + PAGE) + PAGE;
+    t->ctx.uc_stack.ss_sp = S.stacks + (size_t)index * (STACK_BYTES + PAGE) + PAGE;
     t->ctx.uc_stack.ss_size = STACK_BYTES;
     makecontext(&t->ctx, trampoline, 0);
 }
@@ -1765,14 +1925,16 @@ static void counters_out(void) {
     put(S.counters_fd, label, sizeof label);
 }
 
-/* Which barrier() the waiting threads wait at, and where the finished ones ended. */
-static void stuck(int waiting, int finished) {
+/* Which barrier() the waiting threads of the block at rank `rank` wait at, and where the
+ * finished ones ended. */
+static void stuck(int rank, int waiting, int finished) {
     char extra[512];
-    int n = 0;
+    int n = 0, base = rank * S.nthreads;
     u32 sites[8] = {0};
     int counts[8] = {0}, firsts[8] = {0}, nsites = 0;
+    enter_block(rank);
     for (int i = 0; i < S.nthreads; i++) {
-        thread_t *t = &S.threads[i];
+        thread_t *t = &S.threads[base + i];
         if (t->state != ST_AT_BARRIER) continue;
         int j = 0;
         while (j < nsites && sites[j] != t->barrier_site) j++;
@@ -1786,7 +1948,7 @@ static void stuck(int waiting, int finished) {
     }
     int first_finished = -1;
     for (int i = 0; i < S.nthreads && first_finished < 0; i++)
-        if (S.threads[i].state == ST_FINISHED) first_finished = i;
+        if (S.threads[base + i].state == ST_FINISHED) first_finished = i;
     const char *kind = finished > 0 ? "divergent_barrier" : "barrier_mismatch";
     finding_t *f = finding(kind, -1, -1, sites[0], nsites > 1 ? sites[1] : 0, NULL);
     if (!f) return;
@@ -1803,20 +1965,186 @@ static void stuck(int waiting, int finished) {
     saw(f, S.block_linear * S.nthreads + firsts[0], 0);
 }
 
-/* Run every block of one launch, forward or in reverse order (blocks and threads).
- * Returns 0, or 1 when the launch could not finish (the case stops there). */
-i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 reverse,
-                 const char *label, i64 label_len) {
+/* No thread of the cluster can go on, and some wait at a cluster_wait(): some threads
+ * finished without the arrival the waiters need (divergent_cluster_barrier), or threads
+ * wait at barriers that wait for each other (cluster_barrier_mismatch). `waits` lists
+ * each place threads wait at (cluster waits and barrier() calls alike) with how many
+ * wait there and the first of them (a global thread number). */
+static void cluster_stuck(void) {
+    int total = S.csize * S.nthreads, need = INT32_MAX, finished = 0, waiting = 0, first_finished = -1;
+    for (int i = 0; i < total; i++) {
+        thread_t *t = &S.threads[i];
+        if (t->state == ST_AT_CLUSTER && t->waited + 1 < need) need = t->waited + 1;
+    }
+    for (int i = 0; i < total; i++) {
+        thread_t *t = &S.threads[i];
+        if (t->state == ST_FINISHED && t->arrived < need) {
+            finished++;
+            if (first_finished < 0) first_finished = t->gtid;
+        }
+    }
+    u32 sites[8] = {0};
+    int counts[8] = {0}, firsts[8] = {0}, nsites = 0, cluster_first = -1;
+    for (int pass = 0; pass < 2; pass++) /* cluster waits first: the finding is named by one */
+        for (int i = 0; i < total; i++) {
+            thread_t *t = &S.threads[i];
+            int at_cluster = t->state == ST_AT_CLUSTER;
+            if (pass == 0 ? !at_cluster : t->state != ST_AT_BARRIER) continue;
+            u32 site = at_cluster ? t->cluster_site : t->barrier_site;
+            if (at_cluster && cluster_first < 0) cluster_first = i;
+            waiting++;
+            int j = 0;
+            while (j < nsites && sites[j] != site) j++;
+            if (j == nsites && nsites < 8) {
+                sites[nsites] = site;
+                counts[nsites] = 0;
+                firsts[nsites] = t->gtid;
+                nsites++;
+            }
+            if (j < nsites) counts[j]++;
+        }
+    enter_block(cluster_first >= 0 ? S.threads[cluster_first].rank : 0);
+    const char *kind = finished > 0 ? "divergent_cluster_barrier" : "cluster_barrier_mismatch";
+    finding_t *f = finding(kind, -1, -1, sites[0], nsites > 1 ? sites[1] : 0, NULL);
+    if (!f) return;
+    int n = snprintf(f->extra, sizeof f->extra,
+                     "\"finished\": %d, \"waiting\": %d, \"finished_thread\": %d, \"cluster_size\": %d, \"waits\": [",
+                     finished, waiting, first_finished, S.csize);
+    for (int j = 0; j < nsites && n < 400; j++)
+        n += snprintf(f->extra + n, sizeof f->extra - (size_t)n, "%s[%u, %d, %d]", j ? ", " : "", sites[j],
+                      counts[j], firsts[j]);
+    snprintf(f->extra + n, sizeof f->extra - (size_t)n, "]");
+    saw(f, firsts[0], 0);
+}
+
+/* Run the blocks of one cluster together (S.cluster_blocks), until every thread has
+ * finished. Returns 1 when they could not finish (the case stops there). */
+static int run_cluster(int reverse) {
+    int result = 0, total = S.csize * S.nthreads;
+    /* Each block's shared memory starts unwritten. */
+    size_t used = S.arena_used + 1024 < SHARED_ARENA ? S.arena_used + 1024 : SHARED_ARENA;
+    for (int r = 0; r < S.csize; r++) {
+        memset((void *)S.arenas[r]->base, 0xFF, used);
+        reset_shadow(S.arenas[r], 0, used, 0);
+        S.rounds[r] = 0;
+    }
+    memset(S.phase_sites, 0, sizeof S.phase_sites);
+    S.nallocs = 0;
+    npending = 0; /* a copy no thread waited for never lands */
+    S.shared_problem = 0;
+    S.arena_used = 0;
+    for (int r = 0; r < S.csize; r++)
+        for (int i = 0; i < S.nthreads; i++) new_thread(i, r, S.cluster_blocks[r]);
+    for (int i = 0; i < total; i++) S.threads[i].ready = 1;
+    int warps = (S.nthreads + WARP - 1) / WARP;
+    while (!result) {
+        for (int nr = 0; nr < S.csize && !result; nr++) {
+            int r = reverse ? S.csize - 1 - nr : nr;
+            for (int nw = 0; nw < warps && !result; nw++)
+                result = run_warp(r * S.nthreads, reverse ? warps - 1 - nw : nw, reverse);
+        }
+        if (result) break;
+        int progress = 0, live = 0;
+        /* A cluster_wait() opens once every thread of the cluster made the arrival it needs. */
+        int fewest = INT32_MAX;
+        for (int i = 0; i < total; i++)
+            if (S.threads[i].arrived < fewest) fewest = S.threads[i].arrived;
+        for (int i = 0; i < total; i++) {
+            thread_t *t = &S.threads[i];
+            if (t->state != ST_AT_CLUSTER || fewest < t->waited + 1) continue;
+            if (t->waited < 64) {
+                u32 *first = &S.phase_sites[t->waited];
+                if (!*first) *first = t->cluster_site;
+                else if (*first != t->cluster_site) {
+                    /* Threads of one phase wait at different cluster_wait() calls. */
+                    enter_block(t->rank);
+                    finding_t *f = finding("cluster_barrier_mismatch", -1, -1, *first, t->cluster_site, "phase");
+                    if (f && f->events == 0)
+                        snprintf(f->extra, sizeof f->extra, "\"phase\": %d, \"cluster_size\": %d", t->waited,
+                                 S.csize);
+                    saw(f, t->gtid, 0);
+                }
+            }
+            t->waited++;
+            t->state = ST_RUNNING;
+            t->ready = 1;
+            progress = 1;
+        }
+        /* A barrier() opens once every thread of its block is there. */
+        for (int r = 0; r < S.csize && !result; r++) {
+            int waiting = 0, finished = 0, other = 0, mixed = 0;
+            u32 first_site = 0;
+            for (int i = 0; i < S.nthreads; i++) {
+                thread_t *t = &S.threads[r * S.nthreads + i];
+                if (t->state == ST_AT_BARRIER) {
+                    if (waiting == 0) first_site = t->barrier_site;
+                    else if (t->barrier_site != first_site) mixed = 1;
+                    waiting++;
+                } else if (t->state == ST_FINISHED) {
+                    finished++;
+                } else {
+                    other++; /* at a cluster_wait(), or released from one */
+                }
+            }
+            live += waiting + other;
+            if (waiting == 0 || other > 0) continue;
+            if (finished > 0 || mixed) {
+                stuck(r, waiting, finished);
+                result = 1;
+                break;
+            }
+            S.rounds[r]++;
+            for (int i = 0; i < S.nthreads; i++) S.threads[r * S.nthreads + i].ready = 1;
+            progress = 1;
+        }
+        if (result || live == 0) break;
+        if (!progress) {
+            cluster_stuck();
+            result = 1;
+        }
+    }
+    /* Block 0's shared arrays, for the report (first repeat, forward order). */
+    for (int r = 0; r < S.csize; r++)
+        if (S.cluster_blocks[r] == 0 && !reverse && S.rep == 0 && S.nallocs > 0) {
+            enter_block(r);
+            shared_snapshot();
+        }
+    traffic_flush();
+    if (S.shared_problem && !result) {
+        finding_t *f = finding(S.shared_problem == 1 ? "shared_overflow" : "shared_calls_differ", -1, -1, 0, 0,
+                               NULL);
+        if (f) {
+            snprintf(f->extra, sizeof f->extra, "\"limit\": %d", SHARED_LIMIT);
+            saw(f, -1, 0);
+        }
+        result = 1;
+    }
+    return result;
+}
+
+/* Run every cluster of one launch (a launch without clusters: clusters of one block),
+ * forward or in reverse order (clusters, their blocks and threads). Returns 0, or 1
+ * when the launch could not finish (the case stops there). */
+i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx, i64 cy,
+                 i64 cz, i64 reverse, const char *label, i64 label_len) {
     S.launch_serial++;
     S.entry = entry;
     S.kbox = kbox;
     S.gx = (int)gx, S.gy = (int)gy, S.gz = (int)gz, S.bx = (int)bx, S.by = (int)by, S.bz = (int)bz;
+    if (cx < 1 || cy < 1 || cz < 1 || gx % cx || gy % cy || gz % cz)
+        die("a grid of (%lld, %lld, %lld) blocks is not a whole number of clusters of (%lld, %lld, %lld)",
+            (long long)gx, (long long)gy, (long long)gz, (long long)cx, (long long)cy, (long long)cz);
+    if (cx * cy * cz > MAX_CLUSTER)
+        die("clusters of %lld blocks: the simulator runs clusters of at most %d (the portable limit)",
+            (long long)(cx * cy * cz), MAX_CLUSTER);
+    S.cx = (int)cx, S.cy = (int)cy, S.cz = (int)cz, S.csize = (int)(cx * cy * cz);
+    S.reverse = (int)reverse;
     S.nthreads = (int)(bx * by * bz);
     int blocks = (int)(gx * gy * gz);
     if (label_len >= (i64)sizeof S.label) label_len = sizeof S.label - 1;
     memcpy(S.label, label, (size_t)label_len);
     S.label[label_len] = 0;
-    ensure_threads(S.nthreads);
+    ensure_threads(S.nthreads * S.csize);
     size_t total = (size_t)S.nthreads * (size_t)blocks;
     if (S.rep == 0) {
         if (total * 8 > S.counts_cap) {
@@ -1828,58 +2156,14 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
     }
     u32 *counts = S.counts;
     if (S.rep != 0) S.counts = NULL;
-    int result = 0;
-    for (int nb = 0; nb < blocks && !result; nb++) {
-        int lb = reverse ? blocks - 1 - nb : nb;
-        S.block_linear = lb;
-        /* A block's shared memory starts unwritten. */
-        size_t used = S.arena_used + 1024 < SHARED_ARENA ? S.arena_used + 1024 : SHARED_ARENA;
-        memset((void *)S.arena->base, 0xFF, used);
-        reset_shadow(S.arena, 0, used, 0);
-        S.nallocs = 0;
-        npending = 0; /* a copy no thread waited for never lands */
-        S.shared_problem = 0;
-        S.arena_used = 0;
-        for (int i = 0; i < S.nthreads; i++) new_thread(i, lb);
-        S.keep_shared = lb == 0 && !reverse && S.rep == 0;
-        for (S.round = 0; !result; S.round++) {
-            S.epoch = EP(S.launch_serial, lb, S.round);
-            for (int i = 0; i < S.nthreads; i++) S.threads[i].ready = S.threads[i].state != ST_FINISHED;
-            int warps = (S.nthreads + WARP - 1) / WARP;
-            for (int nw = 0; nw < warps && !result; nw++)
-                result = run_warp(reverse ? warps - 1 - nw : nw, reverse);
-            if (result) break;
-            int waiting = 0, finished = 0;
-            u32 first_site = 0;
-            int mixed = 0;
-            for (int i = 0; i < S.nthreads; i++) {
-                thread_t *t = &S.threads[i];
-                if (t->state == ST_AT_BARRIER) {
-                    if (waiting == 0) first_site = t->barrier_site;
-                    else if (t->barrier_site != first_site) mixed = 1;
-                    waiting++;
-                } else {
-                    finished++;
-                }
-            }
-            if (waiting == 0) break;
-            if (finished > 0 || mixed) {
-                stuck(waiting, finished);
-                result = 1;
-                break;
-            }
-        }
-        if (S.keep_shared && S.nallocs > 0) shared_snapshot();
-        traffic_flush();
-        if (S.shared_problem && !result) {
-            finding_t *f = finding(S.shared_problem == 1 ? "shared_overflow" : "shared_calls_differ", -1, -1, 0, 0,
-                                   NULL);
-            if (f) {
-                snprintf(f->extra, sizeof f->extra, "\"limit\": %d", SHARED_LIMIT);
-                saw(f, -1, 0);
-            }
-            result = 1;
-        }
+    int result = 0, nx = S.gx / S.cx, ny = S.gy / S.cy, clusters = blocks / S.csize;
+    for (int nc = 0; nc < clusters && !result; nc++) {
+        int c = reverse ? clusters - 1 - nc : nc;
+        int ox = c % nx * S.cx, oy = c / nx % ny * S.cy, oz = c / (nx * ny) * S.cz;
+        for (int r = 0; r < S.csize; r++) /* rank: x fastest, as %cluster_ctarank */
+            S.cluster_blocks[r] = (ox + r % S.cx) + (oy + r / S.cx % S.cy) * S.gx + (oz + r / (S.cx * S.cy)) * S.gx * S.gy;
+        S.cluster = c;
+        result = run_cluster((int)reverse);
     }
     S.counts = counts;
     counters_out();
@@ -1930,11 +2214,11 @@ static void host_access(uintptr_t a, size_t n, int write, void *pc) {
 }
 
 i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
-    return wbsim_launch(entry, kbox, blocks, 1, 1, threads, 1, 1, S.rep % 2, host_label, host_label_len);
+    return wbsim_launch(entry, kbox, blocks, 1, 1, threads, 1, 1, 1, 1, 1, S.rep % 2, host_label, host_label_len);
 }
 
 /* ctx.enqueue_function in a learner's host function (wbsim.mojo's DeviceContext):
  * the grid and block it asks for, under the same name and order. */
 i64 wbsim_host_launch3(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz) {
-    return wbsim_launch(entry, kbox, gx, gy, gz, bx, by, bz, S.rep % 2, host_label, host_label_len);
+    return wbsim_launch(entry, kbox, gx, gy, gz, bx, by, bz, 1, 1, 1, S.rep % 2, host_label, host_label_len);
 }

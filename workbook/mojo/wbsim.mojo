@@ -45,7 +45,8 @@ struct AddressSpace:
 
 @fieldwise_init
 struct _Ids[which: Int](ImplicitlyCopyable):
-    """thread_idx (0), block_idx (1), block_dim (2), grid_dim (3), global_idx (4)."""
+    """thread_idx (0), block_idx (1), block_dim (2), grid_dim (3), global_idx (4),
+    cluster_dim (5), cluster_idx (6), block_id_in_cluster (7)."""
 
     @always_inline
     def __getattr_param__[name: StaticString](self) -> Int:
@@ -61,6 +62,9 @@ comptime block_idx = _Ids[1]()
 comptime block_dim = _Ids[2]()
 comptime grid_dim = _Ids[3]()
 comptime global_idx = _Ids[4]()
+comptime cluster_dim = _Ids[5]()
+comptime cluster_idx = _Ids[6]()
+comptime block_id_in_cluster = _Ids[7]()
 
 
 @always_inline
@@ -75,6 +79,71 @@ def _sync[levels: Int]():
 @always_inline
 def barrier():
     _sync[2]()
+
+
+# ---------------------------------------------------------------------------
+# Clusters: `from max.gpu.primitives.cluster import block_rank_in_cluster,
+# cluster_arrive, cluster_arrive_relaxed, cluster_wait, cluster_sync, ...`
+# ---------------------------------------------------------------------------
+# The blocks of a cluster run together on the simulator (wbsim.c), so that a
+# cluster barrier can hold them: cluster_arrive() counts this thread in and
+# goes on; cluster_wait() waits until every thread of every block of the
+# cluster has arrived. Both are known by the learner's line.
+
+
+@always_inline
+def block_rank_in_cluster() -> UInt32:
+    """This block's rank in its cluster: 0 to the cluster's size - 1, x fastest."""
+    return UInt32(external_call["wbsim_cluster_rank", Int]())
+
+
+@always_inline
+def _arrive[levels: Int](relaxed: Bool):
+    var at = call_location[inline_count=levels]()
+    var file = at.file_name()
+    external_call["wbsim_cluster_arrive", NoneType](
+        1 if relaxed else 0, Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column()
+    )
+
+
+@always_inline
+def _wait[levels: Int]():
+    var at = call_location[inline_count=levels]()
+    var file = at.file_name()
+    external_call["wbsim_cluster_wait", NoneType](Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column())
+
+
+@always_inline
+def cluster_arrive():
+    """Counts this thread in at the cluster barrier; what it wrote before is seen by every
+    thread of the cluster after that barrier's wait."""
+    _arrive[2](False)
+
+
+@always_inline
+def cluster_arrive_relaxed():
+    """Counts this thread in, and makes nothing it wrote visible to the others."""
+    _arrive[2](True)
+
+
+@always_inline
+def cluster_wait():
+    """Waits until every thread of the cluster has arrived."""
+    _wait[2]()
+
+
+@always_inline
+def cluster_sync():
+    """cluster_arrive() and cluster_wait(), at one line."""
+    _arrive[2](False)
+    _wait[2]()
+
+
+@always_inline
+def cluster_sync_relaxed():
+    """cluster_arrive_relaxed() and cluster_wait(), at one line."""
+    _arrive[2](True)
+    _wait[2]()
 
 
 @always_inline
@@ -323,15 +392,18 @@ struct Dim3(ImplicitlyCopyable):
     var z: Int
 
 
-def launch[K: Kernel](kernel: K, grid: Dim3, block: Dim3, reverse: Bool, label: StaticString) -> Bool:
-    """Run every block of one launch (threads and blocks in reverse order if asked).
-    False when the launch could not finish: the case stops there."""
+def launch[K: Kernel](
+    kernel: K, grid: Dim3, block: Dim3, reverse: Bool, label: StaticString, cluster: Dim3 = Dim3(1, 1, 1)
+) -> Bool:
+    """Run every block of one launch, the blocks of each cluster together (threads,
+    blocks and clusters in reverse order if asked). False when the launch could not
+    finish: the case stops there."""
     var kbox = unsafe_alloc[K](1)
     kbox.unsafe_write(copy=kernel)
     var entry = external_call["wbsim_address", Int](_entry[K])
     var stopped = external_call["wbsim_launch", Int](
-        entry, Int(kbox), grid.x, grid.y, grid.z, block.x, block.y, block.z, 1 if reverse else 0,
-        Int(label.unsafe_ptr()), label.byte_length(),
+        entry, Int(kbox), grid.x, grid.y, grid.z, block.x, block.y, block.z, cluster.x, cluster.y, cluster.z,
+        1 if reverse else 0, Int(label.unsafe_ptr()), label.byte_length(),
     )
     return stopped == 0
 

@@ -32,6 +32,7 @@ comptime _SHUFFLE_UP = 2
 comptime _SHUFFLE_XOR = 3
 comptime _SHUFFLE_IDX = 4
 comptime _VOTE = 5
+comptime _ELECT = 6
 
 
 @always_inline
@@ -255,3 +256,12 @@ def vote[ret_type: DType](val: Bool) -> Scalar[ret_type]:
     comptime assert ret_type == DType.uint32, "on an NVIDIA GPU a vote is a 32-bit mask: vote[DType.uint32]"
     _arrive(SIMD[DType.uint8, 1](1 if val else 0), _VOTE, call_location())
     return Scalar[ret_type](external_call["wbsim_warp_ballot", Int]())
+
+
+@always_inline
+def elect_one_sync() -> Bool:
+    """True in one lane of the warp (`from max.gpu.primitives.cluster`): every lane still in
+    the kernel meets here first. Which lane is not promised: the simulator elects the
+    lowest in forward order and the highest in reverse."""
+    _arrive(SIMD[DType.uint8, 1](1), _ELECT, call_location())
+    return external_call["wbsim_warp_elected", Int]() == lane_id()
