@@ -531,3 +531,132 @@ def test_tensor_core_imports_are_taken_from_the_simulator_and_others_refused():
     with pytest.raises(simimports.Unsupported) as err:
         simimports.rewrite("from max.gpu.compute.mma import ld_matrix\n")
     assert err.value.line == 1 and "ld_matrix" in err.value.what
+
+# --- thread-block clusters (fixture p91) ----------------------------------------------
+
+
+def cluster_source(book: Path, *changes: tuple[str, str]) -> str:
+    source = (book / "solutions/p91/cluster.mojo").read_text()
+    for old, new in changes:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    return source
+
+
+def run_cluster(book: Path, part: str, *changes: tuple[str, str]):
+    """Check one part of the cluster fixture on the simulator, with changes to its kernels."""
+    (book / "puzzles/p91/cluster.mojo").write_text(cluster_source(book, *changes))
+    result = engine.check_puzzle(catalog.load("p91"), engine.Options(part=part, seed=1, quick=True, devices=("sim",),
+                                                                    force=True))
+    assert result.status != Status.COMPILE_ERROR, result.diagnostics
+    return result.parts[0].kernels["sim"]
+
+
+def cluster_line(book: Path, text: str, *changes: tuple[str, str]) -> int:
+    found = [n for n, line in enumerate(cluster_source(book, *changes).splitlines(), 1) if text in line]
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
+SYNC = "    cluster_sync()\n"
+WRITE = "partial[block_idx.x] = mine"
+READ = "total += partial[first + r][0]"
+
+
+def test_a_block_s_rank_and_cluster_ids_count_x_fastest(book):
+    """1-D clusters of 4 and 2 x 2 clusters of a 4 x 4 grid: rank = x + y * cluster_dim.x."""
+    sim = run_cluster(book, "ids")
+    assert sim.status == Status.PASS and [c.name for c in sim.cases] == ["1d", "2d"], sim.reason
+    assert sim.findings == []
+
+
+def test_a_cluster_sync_lets_a_block_read_the_others_results(book):
+    sim = run_cluster(book, "total")
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_arrive_and_wait_apart_with_other_work_between_pass(book):
+    change = (SYNC + "    var first = cluster_idx.x * CLUSTER\n",
+              "    cluster_arrive()\n    var first = cluster_idx.x * CLUSTER\n    cluster_wait()\n")
+    sim = run_cluster(book, "total", change)
+    assert sim.status == Status.PASS and sim.findings == []
+
+
+def test_no_cluster_barrier_is_a_race_between_blocks_of_one_cluster_in_both_orders(book):
+    sim = run_cluster(book, "total", (SYNC, ""))
+    assert sim.status == Status.FAIL
+    race = only(sim, "global_race")
+    assert {race.line, race.other_line} == {cluster_line(book, WRITE), cluster_line(book, READ)}
+    assert kinds(sim) <= {"global_race", "uninitialized_read"}
+
+
+def test_the_race_message_names_the_cluster_barrier_when_blocks_differ(book):
+    """Block 0 runs first in forward order and reads the others' slots before they are written."""
+    sim = run_cluster(book, "total", (SYNC, ""), (READ, "total += partial[first + CLUSTER - 1 - r][0]"))
+    races = [f for f in sim.findings or [] if f.kind == "global_race"]
+    assert races and all(f.message.key.endswith("_cluster") for f in races), [f.message.key for f in races]
+
+
+def test_reading_between_the_arrival_and_the_wait_is_a_race(book):
+    change_arrive = (SYNC, "    cluster_arrive()\n")
+    change_wait = ("    if i < size:\n        output[i] = total", "    cluster_wait()\n    if i < size:\n        output[i] = total")
+    sim = run_cluster(book, "total", change_arrive, change_wait)
+    race = only(sim, "global_race")
+    assert {race.line, race.other_line} == {cluster_line(book, WRITE), cluster_line(book, READ)}
+
+
+def test_a_relaxed_arrival_makes_nothing_visible(book):
+    changes = (("cluster_wait, elect_one_sync", "cluster_wait, elect_one_sync, cluster_arrive_relaxed"),
+               (SYNC, "    cluster_arrive_relaxed()\n    cluster_wait()\n"))
+    sim = run_cluster(book, "total", *changes)
+    assert sim.status == Status.FAIL
+    race = only(sim, "global_race")
+    assert {race.line, race.other_line} == {cluster_line(book, WRITE, *changes), cluster_line(book, READ, *changes)}
+
+
+def test_a_cluster_barrier_some_blocks_skip_names_its_line_and_the_counts(book):
+    change = (SYNC, "    if block_rank_in_cluster() == 0:\n        cluster_sync()\n")
+    sim = run_cluster(book, "total", change)
+    found = only(sim, "divergent_cluster_barrier")
+    assert found.line == cluster_line(book, "        cluster_sync()", change)
+    assert found.message.values["finished"] == 12 and found.message.values["waiting"] == 4
+
+
+def test_a_cluster_wait_and_a_barrier_waiting_for_each_other_is_a_finding(book):
+    change = (SYNC, "    if t == 0:\n        cluster_sync()\n    barrier()\n")
+    sim = run_cluster(book, "total", change)
+    found = only(sim, "cluster_barrier_mismatch")
+    text = found.message.text("en")
+    assert found.line == cluster_line(book, "        cluster_sync()", change) and "4 in cluster_wait()" in text, text
+
+
+def test_a_wait_without_an_arrival_is_a_finding(book):
+    change = (SYNC, "    cluster_wait()\n")
+    sim = run_cluster(book, "total", change)
+    found = only(sim, "cluster_unpaired")
+    assert found.line == cluster_line(book, "    cluster_wait()", change) and found.threads == 16
+
+
+def test_a_cluster_barrier_does_not_order_another_cluster_s_blocks(book):
+    change = (READ, "total += partial[(first + CLUSTER + r) % blocks][0]")
+    sim = run_cluster(book, "total", change)
+    races = [f for f in sim.findings or [] if f.kind == "global_race"]
+    assert races and all(f.message.key.endswith("_blocks") for f in races)
+
+
+def test_overwriting_a_result_others_read_needs_a_second_cluster_barrier(book):
+    again = ("    if i < size:\n        output[i] = total",
+             "    if t == 0:\n        partial[block_idx.x] = 0\n    if i < size:\n        output[i] = total")
+    sim = run_cluster(book, "total", again)
+    race = only(sim, "global_race")
+    assert cluster_line(book, "        partial[block_idx.x] = 0", again) in (race.line, race.other_line)
+    fixed = ("    if i < size:\n        output[i] = total",
+             "    cluster_sync()\n    if t == 0:\n        partial[block_idx.x] = 0\n    if i < size:\n        output[i] = total")
+    assert run_cluster(book, "total", fixed).findings == []
+
+
+def test_elect_one_sync_picks_one_lane_but_not_a_promised_one(book):
+    sim = run_cluster(book, "elect")
+    assert sim.status == Status.PASS and sim.findings == []
+    lane = run_cluster(book, "elect", ("output[i // 32] = total", "output[i // 32] = total + Float32(lane_id())"))
+    assert lane.status == Status.FAIL and all(c.order_dependent for c in lane.cases)

@@ -60,6 +60,11 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
                       lanes=raw.get("lanes", raw.get("size", "?")))
     elif kind == "warp_divergence":
         message, place = _warp_divergence(raw, launch)
+    elif kind in ("divergent_cluster_barrier", "cluster_barrier_mismatch"):
+        message, place = _cluster_barrier(raw, launch, values)
+    elif kind == "cluster_unpaired":
+        message = msg("finding.cluster_arrive_twice" if raw.get("hazard") == "arrive-twice"
+                      else "finding.cluster_wait_without_arrive", who=who, line=values["line"])
     elif kind in ("host_read", "host_write"):
         name, shape, _ = _target(raw, spec)
         message = msg("finding.sim_" + kind, kernel=raw.get("launch", ""), buffer=name,
@@ -246,6 +251,11 @@ def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
         != (raw.get("threads") or [0])[0] // max(1, launch.block[0] * launch.block[1] * launch.block[2]))
     blocks = blocks or (raw.get("kind") == "global_race" and other < 0)
     suffix = "_blocks" if blocks else ""
+    if blocks and other >= 0 and launch is not None and launch.clustered:
+        per_block = max(1, launch.block[0] * launch.block[1] * launch.block[2])
+        mine = (raw.get("threads") or [0])[0] // per_block
+        if cluster_of(launch, mine) == cluster_of(launch, other // per_block):
+            suffix = "_cluster"  # a cluster barrier could have ordered them
     if hazard == "write-write":
         ranged = values["who"].key in ("sim.thread_range", "sim.thread_range_in_block")
         if ranged and raw.get("site") == raw.get("other_site") and other >= 0 and \
@@ -281,6 +291,40 @@ def _barrier(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place | None]:
         return message, first_place
     where = [msg("sim.waits_at", n=w[1], line=line_of(k)) for k, w in enumerate(waits)]
     return msg("finding.barrier_mismatch", block=block_id(launch, block), where=where), first_place
+
+
+def cluster_of(launch: LaunchSpec, block: int) -> tuple[int, int, int]:
+    """The cluster a block (its linear number) belongs to."""
+    x, y, z = split(block, launch.grid)
+    return x // launch.cluster[0], y // launch.cluster[1], z // launch.cluster[2]
+
+
+def _cluster_barrier(raw: dict, launch: LaunchSpec | None, values: dict) -> tuple[Msg, Place | None]:
+    """A cluster barrier some threads never reach, or threads of a cluster waiting for each
+    other at different barriers."""
+    places: list[Place | None] = raw.get("wait_places", [])
+    waits = raw.get("waits", [])
+    first_place = places[0] if places else None
+
+    def line_of(k: int) -> str:
+        place = places[k] if k < len(places) else None
+        return str(place.line) if place else "?"
+    if raw.get("hazard") == "phase":
+        return msg("finding.cluster_barrier_mismatch_phase", line=values["line"],
+                   other_line=values["other_line"]), raw.get("place")
+    if raw.get("kind") == "divergent_cluster_barrier":
+        done = raw.get("finished_thread", -1)
+        message = msg("finding.divergent_cluster_barrier", finished=raw.get("finished", 0),
+                      waiting=waits[0][1] if waits else raw.get("waiting", 0), line=line_of(0),
+                      stuck=global_thread(launch, waits[0][2] if waits else 0),
+                      done=global_thread(launch, done) if done >= 0 else msg("sim.no_thread"))
+        return message, first_place
+    # Cluster waits come first in `waits`; a barrier() waited at has no cluster waits after it.
+    where = []
+    for k, w in enumerate(waits):
+        key = "sim.cluster_waits_at" if k < int(raw.get("cluster_waits", len(waits))) else "sim.waits_at"
+        where.append(msg(key, n=w[1], line=line_of(k)))
+    return msg("finding.cluster_barrier_mismatch", where=where), first_place
 
 
 def _warp_divergence(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place | None]:

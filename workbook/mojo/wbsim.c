@@ -1984,8 +1984,9 @@ static void cluster_stuck(void) {
         }
     }
     u32 sites[8] = {0};
-    int counts[8] = {0}, firsts[8] = {0}, nsites = 0, cluster_first = -1;
-    for (int pass = 0; pass < 2; pass++) /* cluster waits first: the finding is named by one */
+    int counts[8] = {0}, firsts[8] = {0}, nsites = 0, cluster_first = -1, cluster_sites = 0;
+    for (int pass = 0; pass < 2; pass++) { /* cluster waits first: the finding is named by one */
+        if (pass == 1) cluster_sites = nsites;
         for (int i = 0; i < total; i++) {
             thread_t *t = &S.threads[i];
             int at_cluster = t->state == ST_AT_CLUSTER;
@@ -2003,13 +2004,15 @@ static void cluster_stuck(void) {
             }
             if (j < nsites) counts[j]++;
         }
+    }
     enter_block(cluster_first >= 0 ? S.threads[cluster_first].rank : 0);
     const char *kind = finished > 0 ? "divergent_cluster_barrier" : "cluster_barrier_mismatch";
     finding_t *f = finding(kind, -1, -1, sites[0], nsites > 1 ? sites[1] : 0, NULL);
     if (!f) return;
     int n = snprintf(f->extra, sizeof f->extra,
-                     "\"finished\": %d, \"waiting\": %d, \"finished_thread\": %d, \"cluster_size\": %d, \"waits\": [",
-                     finished, waiting, first_finished, S.csize);
+                     "\"finished\": %d, \"waiting\": %d, \"finished_thread\": %d, \"cluster_size\": %d, "
+                     "\"cluster_waits\": %d, \"waits\": [",
+                     finished, waiting, first_finished, S.csize, cluster_sites);
     for (int j = 0; j < nsites && n < 400; j++)
         n += snprintf(f->extra + n, sizeof f->extra - (size_t)n, "%s[%u, %d, %d]", j ? ", " : "", sites[j],
                       counts[j], firsts[j]);
