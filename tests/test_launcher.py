@@ -3,6 +3,8 @@ becomes exactly one launch per case, with the outputs filled before it."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -162,3 +164,22 @@ def test_cases_are_split_so_the_runs_own_files_stay_under_the_file_limit(root):
         assert len(run) == 1 or sum(per_case[i] for i in run) <= cap
     assert chunks(plan, every, 2, "sim", 0) == [every]  # no limit: one run
     assert chunks(plan, every, 2, "sim", 1) == [[i] for i in every]  # each alone, still run
+
+def test_a_cluster_launch_says_its_cluster_to_the_gpu_and_to_the_simulator(root):
+    """p34 groups its blocks into clusters of 4: the GPU launch passes cluster_dim, the
+    simulator's launch the same shape, and a grid that is not a whole number of clusters is
+    the author's mistake, found before anything is built."""
+    puzzle, parts, plan = plan_for("p34")
+    assert all(launch.cluster == (4, 1, 1) for spec in plan.cases for launch in spec.launches)
+    gpu = launcher.generate(plan, "gpu")
+    assert "from max.gpu.host import DeviceContext, Dim" in gpu
+    assert gpu.count("cluster_dim=Dim(4, 1, 1),") == len(plan.cases)
+    host = launcher.generate(plan, "host")
+    assert host.count('rep % 2 == 1, "cluster_sum", Dim3(4, 1, 1)):') == len(parts[0][1])
+    # Launches without clusters are written as before (no Dim import, no cluster argument).
+    _, _, plain = plan_for("p18")
+    assert "Dim" not in launcher.generate(plain, "gpu").split("def ")[0]
+    part = dataclasses.replace(puzzle.parts[0], launches=(dataclasses.replace(puzzle.parts[0].launches[0],
+                                                                              cluster=("3",)),))
+    with pytest.raises(launcher.PlanError, match="whole number of clusters"):
+        launcher.make_plan(puzzle, [(part, parts[0][1], parts[0][2])])

@@ -599,7 +599,8 @@ def test_the_race_message_names_the_cluster_barrier_when_blocks_differ(book):
 
 def test_reading_between_the_arrival_and_the_wait_is_a_race(book):
     change_arrive = (SYNC, "    cluster_arrive()\n")
-    change_wait = ("    if i < size:\n        output[i] = total", "    cluster_wait()\n    if i < size:\n        output[i] = total")
+    change_wait = ("    if i < size:\n        output[i] = total",
+                   "    cluster_wait()\n    if i < size:\n        output[i] = total")
     sim = run_cluster(book, "total", change_arrive, change_wait)
     race = only(sim, "global_race")
     assert {race.line, race.other_line} == {cluster_line(book, WRITE), cluster_line(book, READ)}
@@ -651,7 +652,8 @@ def test_overwriting_a_result_others_read_needs_a_second_cluster_barrier(book):
     race = only(sim, "global_race")
     assert cluster_line(book, "        partial[block_idx.x] = 0", again) in (race.line, race.other_line)
     fixed = ("    if i < size:\n        output[i] = total",
-             "    cluster_sync()\n    if t == 0:\n        partial[block_idx.x] = 0\n    if i < size:\n        output[i] = total")
+             "    cluster_sync()\n    if t == 0:\n        partial[block_idx.x] = 0\n"
+             "    if i < size:\n        output[i] = total")
     assert run_cluster(book, "total", fixed).findings == []
 
 
