@@ -5,6 +5,8 @@ gating logic; nothing is compiled or run for it, except in the slow test."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import put_solution
 
@@ -69,3 +71,17 @@ def test_tensor_cores_need_ampere(root, monkeypatch, capsys):
         main(["list"])
     rows = [row for row in capsys.readouterr().out.splitlines() if row.strip().startswith("p33 ")]
     assert len(rows) == 1 and "can't run" in rows[0], rows
+
+def test_clusters_need_a_hopper_gpu(root, monkeypatch, capsys):
+    """p34's thread-block clusters exist from sm_90 on: an A100 (8.0) runs p28's async copies
+    but not p34, and `list` says so; an H100 runs both."""
+    ampere = toolchain.Gpu(name="A100", driver="580", compute_capability=8.0)
+    p28, p34 = catalog.load("p28"), catalog.load("p34")
+    assert gating.gate(p28, ampere) is None and gating.gate(p34, NEW) is None
+    why = gating.gate(p34, ampere)
+    assert why.key == "gate.compute_capability" and why.values["need"] == 9.0
+    monkeypatch.setattr(toolchain, "gpu", lambda: ampere)
+    with pytest.raises(SystemExit):
+        main(["list", "--json"])
+    rows = {row["id"]: row["gate"] for row in json.loads(capsys.readouterr().out)["puzzles"]}
+    assert "9.0" in rows["p34"] and rows["p28"] == ""
