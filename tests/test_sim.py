@@ -586,13 +586,16 @@ def test_no_cluster_barrier_is_a_race_between_blocks_of_one_cluster_in_both_orde
     sim = run_cluster(book, "total", (SYNC, ""))
     assert sim.status == Status.FAIL
     race = only(sim, "global_race")
-    assert {race.line, race.other_line} == {cluster_line(book, WRITE), cluster_line(book, READ)}
+    assert {race.line, race.other_line} == {cluster_line(book, WRITE, (SYNC, "")), cluster_line(book, READ, (SYNC, ""))}
     assert kinds(sim) <= {"global_race", "uninitialized_read"}
 
 
 def test_the_race_message_names_the_cluster_barrier_when_blocks_differ(book):
-    """Block 0 runs first in forward order and reads the others' slots before they are written."""
-    sim = run_cluster(book, "total", (SYNC, ""), (READ, "total += partial[first + CLUSTER - 1 - r][0]"))
+    """Each block reads only the other blocks' slots: every race is between blocks of one cluster."""
+    others = ("    for r in range(CLUSTER):\n        " + READ,
+              "    for r in range(1, CLUSTER):\n"
+              "        total += partial[first + (Int(block_rank_in_cluster()) + r) % CLUSTER][0]")
+    sim = run_cluster(book, "total", (SYNC, ""), others)
     races = [f for f in sim.findings or [] if f.kind == "global_race"]
     assert races and all(f.message.key.endswith("_cluster") for f in races), [f.message.key for f in races]
 
