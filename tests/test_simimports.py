@@ -54,7 +54,7 @@ def test_a_parenthesised_import_keeps_its_line_count():
     ("x = 1\nfrom max.gpu.primitives import cluster\n", 2, "cluster from max.gpu.primitives"),
     ("import max.gpu\n", 1, "import max.gpu"),
     ("from max.gpu import *\n", 1, "from max.gpu import *"),
-    ("from max.gpu import thread_idx, cluster_idx\n", 1, "cluster_idx from max.gpu"),
+    ("from max.gpu import thread_idx, cluster_idx, lane_id_in_cluster\n", 1, "lane_id_in_cluster from max.gpu"),
     ("from max.gpu.memory import async_copy, fence_async_view_proxy\n", 1,
      "fence_async_view_proxy from max.gpu.memory"),
     ("x = 1\nfrom layout.layout_tensor import copy_dram_to_sram_async\n", 2,
@@ -96,3 +96,15 @@ def test_elementwise_comes_from_the_simulator_and_the_rest_of_its_module_stays()
         "from wbsim import elementwise as ew",
         "from std.algorithm import vectorize",
     ]
+
+
+def test_cluster_names_come_from_the_simulator_and_elect_from_its_warp_module():
+    source = ("from max.gpu import thread_idx, cluster_idx, cluster_dim, block_id_in_cluster\n"
+              "from max.gpu.primitives.cluster import block_rank_in_cluster, cluster_sync, cluster_arrive,"
+              " cluster_arrive_relaxed, cluster_wait, elect_one_sync\n")
+    out = rewrite(source).splitlines()
+    assert out[0] == "from wbsim import thread_idx, cluster_idx, cluster_dim, block_id_in_cluster"
+    assert out[1] == ("from wbsim import block_rank_in_cluster, cluster_sync, cluster_arrive, cluster_arrive_relaxed,"
+                      " cluster_wait; from wbwarp import elect_one_sync")
+    with pytest.raises(Unsupported, match="cluster_mask_base"):
+        rewrite("from max.gpu.primitives.cluster import cluster_mask_base\n")
