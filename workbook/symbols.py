@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -74,6 +75,15 @@ def _frames(binary: Path, addresses: list[int]) -> dict[int, list[tuple[str, int
             found[address] = [(s.get("FileName", ""), int(s.get("Line", 0)), int(s.get("Column", 0)))
                               for s in item.get("Symbol", [])]
     return found
+
+
+HEADER = re.compile(r"^(def\s|fn\s|\)\s*(->.*)?:$|(mut\s+|owned\s+|out\s+)?\w+\s*:\s*[\w.]+(\[.*\])?\s*(=.*)?,?$)")
+
+
+def _header(place: Place) -> bool:
+    """Whether a place is a line of a function's signature (`def k(`, a parameter, `):`)
+    rather than a statement."""
+    return bool(HEADER.match(place.text)) and (place.text.startswith(("def ", "fn ")) or "def " in place.before)
 
 
 def is_source(site: list) -> bool:
@@ -136,12 +146,20 @@ class Resolver:
             addresses += [a - 1 for a in (pc, caller) if a > 0]  # return addresses: the call is just before
         frames = _frames(binary, sorted(set(addresses)))
         unplaced: list[int] = []
+        headers: dict[int, tuple[str, int, int]] = {}  # unplaced sites the compiler put on a signature
         for sid in wanted:
             if sid in places or not 0 < sid <= len(sites) or is_source(sites[sid - 1]):
                 continue
             pc, caller = int(sites[sid - 1][0]), int(sites[sid - 1][1])
             for address in (pc - 1, caller - 1):
                 place = next((p for p in (self._place(*f) for f in frames.get(address, [])) if p), None)
+                if place is not None and _header(place):
+                    # An access the compiler put on its function's signature (a load hoisted
+                    # to the top of the function): no line of the learner's says that; look
+                    # near it for the line that touches the array, as for code with no line.
+                    unplaced.append(sid)
+                    headers[sid] = next(f for f in frames.get(address, []) if self._place(*f))
+                    break
                 if place is not None:
                     places[sid] = place
                     break
@@ -156,9 +174,28 @@ class Resolver:
             more = _frames(binary, sorted({a for addresses in near.values() for a in addresses}))
             for sid, addresses in near.items():
                 found = [p for p in (next((p for p in (self._place(*f) for f in more.get(a, [])) if p), None)
-                                     for a in addresses) if p is not None]
+                                     for a in addresses) if p is not None and not _header(p)]
                 name = (hints or {}).get(sid, "")
                 touching = [p for p in found if name and f"{name}[" in p.text.replace(" [", "[")]
+                if not touching and name and sid in headers:
+                    touching = self._first_touching(headers[sid], name)
                 if touching or found:
                     places[sid] = (touching or found)[0]
         return places
+
+    def _first_touching(self, header: tuple[str, int, int], name: str) -> list[Place]:
+        """The first line of the function whose signature is at `header` that indexes `name`."""
+        file, at, _ = header
+        real = self._real(file)
+        if real is None:
+            return []
+        self._text(real, 1)
+        lines = self._lines.get(real, [])
+        for n in range(at + 1, len(lines) + 1):
+            text = lines[n - 1]
+            if text.startswith(("def ", "fn ", "struct ")):
+                break
+            if f"{name}[" in text.replace(" [", "["):
+                place = self._place(file, n, 0)
+                return [place] if place else []
+        return []
