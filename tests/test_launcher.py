@@ -183,3 +183,13 @@ def test_a_cluster_launch_says_its_cluster_to_the_gpu_and_to_the_simulator(root)
                                                                               cluster=("3",)),))
     with pytest.raises(launcher.PlanError, match="whole number of clusters"):
         launcher.make_plan(puzzle, [(part, parts[0][1], parts[0][2])])
+
+
+def test_a_gpu_launcher_is_allowed_memory_for_the_buffers_it_moves(root):
+    from workbook.kernelrun import own_memory_mb
+
+    _, _, plan = plan_for("p21")
+    every = list(range(len(plan.cases)))
+    moved = sum(b.nbytes for spec in plan.cases for b in spec.buffers.values())
+    assert own_memory_mb(plan, every, "gpu") == 4 * moved // (1 << 20)
+    assert own_memory_mb(plan, every, "sim") == 0  # the simulator's buffers are the kernel's memory

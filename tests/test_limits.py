@@ -112,3 +112,13 @@ def test_a_file_cut_at_the_limit_is_told_even_when_the_child_carries_on(tmp_path
                                cwd=tmp_path, learner=True)
     assert outcome.returncode == 0 and "ended well" in (tmp_path / "log").read_text()
     assert outcome.limit is not None and outcome.limit.key == "limits.file"
+
+
+def test_the_workbooks_own_data_is_allowed_on_top_of_the_learners_memory(tmp_path):
+    """A GPU launcher's buffers are the workbook's: a 2 GB need passes with them allowed beside a
+    256 MB allowance, and the same child alone is stopped at the allowance."""
+    with Children(limits=Limits(memory_mb=256)) as children:
+        child = children.start([sys.executable, "-c", GREEDY], log=tmp_path / "log", cwd=tmp_path, learner=True,
+                               memory_extra_mb=3072)
+        outcome = children.wait(child, 60)
+    assert outcome.returncode == 0 and outcome.limit is None and "allocated" in (tmp_path / "log").read_text()

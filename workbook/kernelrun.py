@@ -179,6 +179,19 @@ def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, i
         remaining = remaining[remaining.index(stopped) + 1:] if stopped in remaining else []
 
 
+def own_memory_mb(plan: Plan, cases: list[int], mode: str) -> int:
+    """What a launcher needs for the workbook's own data, on top of the learner's memory
+    allowance: on a GPU the inputs are read in, staged in host buffers the driver pins and
+    mirrors, and the outputs come back the same way, about four times the bytes; a timed
+    case of 272 MB took p31's launcher past a 4 GB limit. The simulator's buffers are the
+    kernel's own memory there, and stay under the learner's allowance."""
+    if mode != "gpu":
+        return 0
+    specs = [*plan.cases, *plan.timed]
+    moved = sum(b.nbytes for i in cases if 0 <= i < len(specs) for b in specs[i].buffers.values())
+    return 4 * moved // limits.MB
+
+
 def merge_sites(have: list, more: list) -> list:
     """Two processes' sites as one table: each process numbers its sites as it meets them,
     so the same instruction is matched by where it is (pc, caller, kernel) and its counts
@@ -213,7 +226,8 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
             child_env["WORKBOOK_SIM_STRETCH"] = f"{settings.sim_stretch():g}"
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
-        child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder, learner=True)
+        child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder, learner=True,
+                               memory_extra_mb=own_memory_mb(plan, cases, mode))
         waited = limit if callable(limit) else ceiling + 5
         outcome = children.wait(child, waited, (lambda: tick(folder)) if tick else None,
                                 soft=None if mode == "gpu" else signal.SIGUSR1)

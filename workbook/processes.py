@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import itertools
 import os
 import resource
@@ -228,12 +229,13 @@ class Children:
 
     def start(self, argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
               cwd: Path | None = None, learner: bool = False, scratch: Path | None = None,
-              reads: tuple[Path, ...] = ()) -> Child:
+              reads: tuple[Path, ...] = (), memory_extra_mb: int = 0) -> Child:
         """Start a program in a process group of its own, dying with this process.
 
         `learner`: it runs learner code, so it gets the resource limits, and runs in this
         run's sandbox if it has one, writing only to `scratch` (default: `cwd`) and reading
-        `reads` besides what its command line names."""
+        `reads` besides what its command line names. `memory_extra_mb`: memory the workbook's
+        own data needs in it (a launcher's buffers), on top of the learner's allowance."""
         if self.cancelled.is_set():
             raise Cancelled()
         _subreaper()
@@ -244,6 +246,8 @@ class Children:
         extra = dict(env or {})
         if learner:
             limits = self.limits or limits_.Limits.from_settings()
+            if limits.memory_mb and memory_extra_mb > 0:
+                limits = dataclasses.replace(limits, memory_mb=limits.memory_mb + memory_extra_mb)
             if self.sandbox is not None:
                 writes, seen = sandbox_.writable_and_readable(argv, scratch)
                 self.sandbox.prepare(writes)
