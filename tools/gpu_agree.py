@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import sys
 
+import numpy as np
+
 from workbook import catalog, curriculum, engine
 
 DETERMINISTIC = "deterministic"  # a word of a wrong.toml's comments that marks such a kernel
@@ -30,6 +32,20 @@ def _got(dev) -> dict[str, list]:
     return found
 
 
+def _same(a: list | None, b: list | None) -> bool:
+    """The same wrong answer: as many wrong elements, at the same places, with values equal up
+    to the last bits (the tensor core and the simulator add a product's terms in their own
+    order), NaN where the other has NaN."""
+    if a is None or b is None:
+        return a is b
+    (count_a, _, first_a, nan_a), (count_b, _, first_b, nan_b) = a, b
+    if count_a != count_b or nan_a != nan_b or [w[0] for w in first_a] != [w[0] for w in first_b]:
+        return False
+    got_a = np.array([w[1] for w in first_a], dtype=float)
+    got_b = np.array([w[1] for w in first_b], dtype=float)
+    return bool(np.allclose(got_a, got_b, rtol=1e-6, atol=1e-6, equal_nan=True))
+
+
 def one(kernel: curriculum.WrongKernel) -> dict:
     with curriculum.Sandbox() as sandbox:
         puzzle = sandbox.puzzle(kernel.puzzle, kernel.dir)
@@ -43,7 +59,7 @@ def one(kernel: curriculum.WrongKernel) -> dict:
             return {"id": kernel.id, "agree": None, "why": "the sim or the gpu did not run"}
         got_sim, got_gpu = _got(sim), _got(gpu)
         for key in sorted(set(got_sim) | set(got_gpu)):
-            same = got_sim.get(key) == got_gpu.get(key)
+            same = _same(got_sim.get(key), got_gpu.get(key))
             agree = agree and same
             rows.append({"case": key, "same": same, "sim": got_sim.get(key), "gpu": got_gpu.get(key)})
     return {"id": kernel.id, "agree": agree, "cases": rows}
