@@ -665,3 +665,149 @@ def test_elect_one_sync_picks_one_lane_but_not_a_promised_one(book):
     assert sim.status == Status.PASS and sim.findings == []
     lane = run_cluster(book, "elect", ("output[i // 32] = total", "output[i // 32] = total + Float32(lane_id())"))
     assert lane.status == Status.FAIL and all(c.order_dependent for c in lane.cases)
+
+
+# --- mbarriers -------------------------------------------------------------------------
+# The ring fixture: one block of two warps; each step every thread writes its slot of one
+# shared buffer from its neighbour's slot of the other, arrives, and spins on
+# mbarrier_test_wait with the token its arrival returned.
+
+SPIN = ("        var token = mbarrier_arrive(bar.ptr)\n        while not mbarrier_test_wait(bar.ptr, token):\n"
+        "            pass\n")
+
+
+def ring(book: Path, *changes: tuple[str, str]):
+    return run(book, "ring", *changes)
+
+
+def test_steps_separated_by_an_mbarrier_pass_without_a_race(book):
+    """The spinning threads yield to the others; the phase each waited for orders every
+    write before it against every read after it, across warps, in both thread orders."""
+    sim = ring(book)
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_a_blocking_parity_wait_that_flips_each_step_passes(book):
+    change = (SPIN, "        _ = mbarrier_arrive(bar.ptr)\n"
+                    "        mbarrier_try_wait_parity_shared(bar.ptr, Int32(k % 2), 1000000)\n")
+    sim = ring(book, change)
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_arriving_without_waiting_orders_nothing(book):
+    change = (SPIN, "        _ = mbarrier_arrive(bar.ptr)\n")
+    sim = ring(book, change)
+    race = only(sim, "shared_race")
+    assert race.line == line(book, "buf[1 - k % 2, t] = buf[k % 2, (t + 1) % RING] + 1", change)
+
+
+def test_a_test_wait_called_once_is_not_a_wait(book):
+    """test_wait never blocks: called once, outside a loop, it returns false while the phase
+    is incomplete, and the reads after it race (even where the values come out right)."""
+    change = (SPIN, "        var token = mbarrier_arrive(bar.ptr)\n        _ = mbarrier_test_wait(bar.ptr, token)\n")
+    sim = ring(book, change)
+    assert sim.status == Status.FAIL
+    assert only(sim, "shared_race").line == line(book, "buf[1 - k % 2, t] = buf[k % 2, (t + 1) % RING] + 1", change)
+
+
+def test_a_count_larger_than_the_arrivals_is_a_wait_that_never_completes(book):
+    """A finding with the wait's line, the count and the arrivals, quickly: never a timeout."""
+    change = ("mbarrier_init(bar.ptr, RING)", "mbarrier_init(bar.ptr, RING + 1)")
+    sim = ring(book, change)
+    assert sim.status == Status.FAIL and sim.seconds < 10
+    found = only(sim, "mbarrier_deadlock")
+    assert found.line == line(book, "while not mbarrier_test_wait(bar.ptr, token):", change)
+    assert found.other_line == line(book, "mbarrier_init(bar.ptr, RING + 1)", change)
+    values = found.message.values
+    assert (values["needs"], values["arrived"], values["parked"]) == (65, 64, 64)
+    assert not any(c.ran for c in sim.cases)
+
+
+def test_a_thread_that_skips_its_arrival_leaves_every_waiter_stuck(book):
+    change = ("        var token = mbarrier_arrive(bar.ptr)\n",
+              "        var token = 0\n        if t != 5:\n            token = mbarrier_arrive(bar.ptr)\n")
+    sim = ring(book, change)
+    found = only(sim, "mbarrier_deadlock")
+    assert (found.message.values["needs"], found.message.values["arrived"]) == (64, 63)
+
+
+def test_a_count_smaller_than_the_arrivals_completes_phases_early(book):
+    """Half the count: the first warp's arrivals complete the phase, its threads read slots
+    the second warp has not written, and later tokens fall two phases behind."""
+    change = ("mbarrier_init(bar.ptr, RING)", "mbarrier_init(bar.ptr, RING // 2)")
+    sim = ring(book, change)
+    assert sim.status == Status.FAIL
+    assert {"shared_race", "mbarrier_wrong_phase"} <= kinds(sim)
+
+
+def test_an_arrival_beyond_the_count_is_left_over_when_the_block_ends(book):
+    change = ("    output[t] = buf", "    if t == 0:\n        _ = mbarrier_arrive(bar.ptr)\n    output[t] = buf")
+    sim = ring(book, change)
+    assert sim.status == Status.FAIL and all(c.passed for c in sim.cases)
+    found = only(sim, "mbarrier_incomplete")
+    assert found.line == line(book, "        _ = mbarrier_arrive(bar.ptr)", change)
+    assert (found.message.values["arrived"], found.message.values["needs"]) == (1, 64)
+
+
+def test_a_token_kept_from_an_earlier_phase_is_the_wrong_phase(book):
+    """The first step's token reused: it is from the phase just before in step 1 (the wait
+    passes at once), and two phases old from step 2 on, which PTX does not allow."""
+    change = ("    for k in range(Int(steps)):\n",
+              "    var first = mbarrier_arrive(bar.ptr)\n    for k in range(Int(steps)):\n")
+    spin = ("        while not mbarrier_test_wait(bar.ptr, token):",
+            "        while not mbarrier_test_wait(bar.ptr, first):")
+    sim = ring(book, change, spin)
+    found = only(sim, "mbarrier_wrong_phase")
+    assert found.message.key == "finding.sim_mbarrier_stale_token"
+    assert found.line == line(book, "while not mbarrier_test_wait(bar.ptr, first):", change, spin)
+    assert "shared_race" in kinds(sim)
+
+
+def test_a_number_instead_of_a_token_is_the_wrong_phase(book):
+    """A fixed state, as if the count were the token: a GPU reads a phase bit out of it
+    (here 0: the first phase), so from the second step on the wait passes at once."""
+    change = ("        while not mbarrier_test_wait(bar.ptr, token):",
+              "        while not mbarrier_test_wait(bar.ptr, RING):")
+    sim = ring(book, change)
+    found = only(sim, "mbarrier_wrong_phase")
+    assert found.message.key == "finding.sim_mbarrier_not_token"
+    assert "shared_race" in kinds(sim)
+
+
+def test_a_parity_wait_that_never_flips_waits_for_the_wrong_phase(book):
+    change = (SPIN, "        _ = mbarrier_arrive(bar.ptr)\n"
+                    "        mbarrier_try_wait_parity_shared(bar.ptr, 0, 1000000)\n")
+    sim = ring(book, change)
+    assert only(sim, "shared_race").line == line(book, "buf[1 - k % 2, t] = buf[k % 2, (t + 1) % RING] + 1", change)
+
+
+def test_using_an_mbarrier_before_a_barrier_makes_its_init_visible_is_a_race(book):
+    change = ("    buf[0, t] = a[t]\n    barrier()\n", "    buf[0, t] = a[t]\n")
+    sim = ring(book, change)
+    found = only(sim, "mbarrier_race")
+    assert found.other_line == line(book, "mbarrier_init(bar.ptr, RING)", change)
+    assert found.line == line(book, "var token = mbarrier_arrive(bar.ptr)", change)
+    assert found.message.values["other"].values == {"t": "0"}
+
+
+def test_initialising_again_while_others_wait_is_a_race(book):
+    change = (SPIN, SPIN + "        if t == 0:\n            mbarrier_init(bar.ptr, RING)\n")
+    sim = ring(book, change)
+    assert "mbarrier_race" in kinds(sim) and sim.status == Status.FAIL
+
+
+def test_initialising_again_between_two_barriers_is_allowed(book):
+    """Re-arming by hand, as some kernels do: init again between two barrier() calls, and
+    the next phase's token. Nothing to find."""
+    change = (SPIN, SPIN + "        barrier()\n        if t == 0:\n            mbarrier_init(bar.ptr, RING)\n"
+                           "        barrier()\n")
+    sim = ring(book, change)
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_an_mbarrier_nothing_initialised_is_a_finding(book):
+    change = ("        mbarrier_init(bar.ptr, RING)", "        pass")
+    sim = ring(book, change)
+    found = only(sim, "mbarrier_uninitialized")
+    assert found.line in (line(book, "var token = mbarrier_arrive(bar.ptr)", change),
+                          line(book, "while not mbarrier_test_wait(bar.ptr, token):", change))

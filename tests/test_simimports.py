@@ -108,3 +108,13 @@ def test_cluster_names_come_from_the_simulator_and_elect_from_its_warp_module():
                       " cluster_wait; from wbwarp import elect_one_sync")
     with pytest.raises(Unsupported, match="cluster_mask_base"):
         rewrite("from max.gpu.primitives.cluster import cluster_mask_base\n")
+
+
+def test_mbarriers_come_from_the_simulator_and_the_pointer_stack_allocation_is_refused():
+    """With address_space=SHARED, std.memory's stack_allocation would give each simulated
+    thread an array of its own: refused, with its line."""
+    text = rewrite("from max.gpu.sync import barrier, mbarrier_init, mbarrier_arrive, mbarrier_test_wait\n")
+    assert text.startswith("from wbsim import barrier, mbarrier_init, mbarrier_arrive, mbarrier_test_wait")
+    with pytest.raises(Unsupported) as refused:
+        rewrite("x = 1\nfrom std.memory import stack_allocation\n")
+    assert refused.value.line == 2

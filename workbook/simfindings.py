@@ -50,6 +50,10 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
         other_thread = raw.get("other_thread", -1)
         message = msg("finding.sim_async_read_before_wait", copier=global_thread(launch, other_thread)
                       if other_thread >= 0 else msg("sim.no_thread"), **values)
+    elif kind.startswith("mbarrier_"):
+        message = _mbarrier(raw, values, launch)
+        if kind == "mbarrier_deadlock":
+            place = (raw.get("wait_places") or [place])[0] or place
     elif kind in ("divergent_barrier", "barrier_mismatch"):
         message, place = _barrier(raw, launch)
     elif kind in ("invalid_read", "invalid_write", "invalid_access"):
@@ -268,6 +272,33 @@ def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
                    who=values["who"])
     return msg("finding.sim_race_rw" + suffix, writer=values["who"], reader=other_who, write_line=values["line"],
                read_line=values["other_line"], element=values["element"], who=values["who"])
+
+
+def _mbarrier(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
+    """An mbarrier's misuse: where it was initialised, what its phase has, who used it."""
+    kind = raw.get("kind", "")
+    values = {**values, "init_line": values["other_line"], "needs": raw.get("needs", "?"),
+              "arrived": raw.get("arrived", "?"), "phase": raw.get("phase", "?"),
+              "block": block_id(launch, raw.get("block", 0))}
+    if kind == "mbarrier_deadlock":
+        places: list[Place | None] = raw.get("wait_places", [])
+        where = [msg("sim.waits_at", n=w[1], line=places[k].line if k < len(places) and places[k] else "?")
+                 for k, w in enumerate(raw.get("waits", []))]
+        return msg("finding.sim_mbarrier_deadlock", parked=raw.get("parked", 0), finished=raw.get("finished", 0),
+                   at_barrier=raw.get("at_barrier", 0), where=where, **values)
+    if kind == "mbarrier_incomplete":
+        return msg("finding.sim_mbarrier_incomplete_reinit" if raw.get("reinit") else
+                   "finding.sim_mbarrier_incomplete", **values)
+    if kind == "mbarrier_wrong_phase":
+        key = "old_token" if raw.get("reinit") else "stale_token" if raw.get("token") else "not_token"
+        return msg("finding.sim_mbarrier_" + key, token_phase=raw.get("token_phase", "?"), **values)
+    if kind == "mbarrier_race":
+        other = raw.get("other_thread", -1)
+        return msg("finding.sim_mbarrier_race_reinit" if raw.get("reinit") else "finding.sim_mbarrier_race",
+                   other=global_thread(launch, other) if other >= 0 else msg("sim.no_thread"), **values)
+    if kind == "mbarrier_count":
+        return msg("finding.sim_mbarrier_count", given=raw.get("given", "?"), **values)
+    return msg("finding.sim_mbarrier_uninitialized", **values)
 
 
 def _barrier(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place | None]:

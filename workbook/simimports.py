@@ -30,7 +30,8 @@ PROVIDED = {
     "max.gpu.primitives.cluster": {**dict.fromkeys(("block_rank_in_cluster", "cluster_arrive", "cluster_arrive_relaxed",
                                                     "cluster_wait", "cluster_sync", "cluster_sync_relaxed"), "wbsim"),
                                    "elect_one_sync": "wbwarp"},
-    "max.gpu.sync": {"barrier": "wbsim"},
+    "max.gpu.sync": dict.fromkeys(("barrier", "mbarrier_init", "mbarrier_arrive", "mbarrier_test_wait",
+                                   "mbarrier_try_wait_parity_shared"), "wbsim"),
     "layout": {"stack_allocation": "wbsim"},
     "layout.tile_tensor": {"stack_allocation": "wbsim"},
     "max.gpu.primitives": {"block": "wbsim"},
@@ -49,8 +50,11 @@ PROVIDED = {
     "layout.tensor_core": {"TensorCore": "wbmma"},
 }
 # Names the simulator refuses even where their module is otherwise kept: the tile-level
-# async copy (it would run as a plain copy, and a read before its wait would go unseen).
-REFUSED = {("layout", "copy_dram_to_sram_async"), ("layout.layout_tensor", "copy_dram_to_sram_async")}
+# async copy (it would run as a plain copy, and a read before its wait would go unseen),
+# and the pointer-level stack_allocation (with address_space=SHARED it would be an array
+# on each simulated thread's own stack: one per thread, not one per block).
+REFUSED = {("layout", "copy_dram_to_sram_async"), ("layout.layout_tensor", "copy_dram_to_sram_async"),
+           ("std.memory", "stack_allocation"), ("memory", "stack_allocation")}
 # Modules imported as a whole: `from max.gpu.primitives import warp` -> `import wbwarp as warp`.
 MODULES = {("max.gpu.primitives", "warp"): "wbwarp"}
 # Modules whose other names are fine to keep on the CPU (host code, types).

@@ -13,21 +13,25 @@
  *   clusters of one block); the blocks of a cluster run together, interleaved,
  *   so that a cluster barrier can hold them all. Every thread has its own
  *   stack and registers (a ucontext), so it can stop in the middle of the
- *   kernel at barrier() or cluster_wait() and resume there later;
+ *   kernel at barrier(), cluster_wait() or an mbarrier wait and resume there
+ *   later;
  * - one thread runs at a time, in a chosen order (forward, or in reverse:
  *   blocks of the cluster and threads alike), until its next barrier(), its
- *   next cluster_wait() or its end. When every thread of a block is at a
- *   barrier(), it opens: the block's next round begins. A cluster_wait()
- *   opens when every thread of the cluster has arrived (cluster_arrive());
+ *   next cluster_wait(), an mbarrier wait whose phase has not completed, or
+ *   its end. When every thread of a block is at a barrier(), it opens: the
+ *   block's next round begins. A cluster_wait() opens when every thread of
+ *   the cluster has arrived (cluster_arrive()); an mbarrier wait when its
+ *   phase has all its arrivals (see "mbarriers");
  * - every byte of simulator memory has a shadow: who wrote it last and when
  *   (launch, block, round), who read it, whether anything wrote it at all.
  *   From it come the findings: two threads of a block touching one byte in
- *   one round where one of them writes (a race, whatever the values); two
- *   blocks of one launch doing so in global memory, unless they are blocks of
- *   one cluster that a cluster barrier orders; a read of memory nothing
- *   wrote; a read or a write outside every buffer or shared array; a barrier
- *   some threads never reach, or different barriers in one round (cluster
- *   barriers alike).
+ *   one round where one of them writes, unless an mbarrier phase orders them
+ *   (a race, whatever the values); two blocks of one launch doing so in
+ *   global memory, unless they are blocks of one cluster that a cluster
+ *   barrier orders; a read of memory nothing wrote; a read or a write outside
+ *   every buffer or shared array; a barrier some threads never reach, or
+ *   different barriers in one round (cluster barriers alike); an mbarrier
+ *   phase no arrival can complete, or one misused.
  * Memory outside the buffers is readable (it holds 0xFF bytes, NaN as a
  * float), so a kernel that reads past an end goes on, and every thread that
  * does the same is counted, not only the first.
@@ -86,7 +90,8 @@ typedef uint32_t u32;
 #define EXIT_TIMEOUT 72
 
 enum { ROLE_INPUT, ROLE_OUTPUT, ROLE_SCRATCH, ROLE_SHARED };
-enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP, ST_AT_CLUSTER };
+/* AT_MBAR: parked at an mbarrier wait */
+enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP, ST_AT_CLUSTER, ST_AT_MBAR };
 
 #define WARP 32                 /* lanes of a warp, as on NVIDIA GPUs */
 #define WARP_SLOT 64            /* bytes each lane may put into a warp operation */
@@ -100,6 +105,7 @@ typedef struct {
     u64 w_ep, r_ep;          /* epoch (launch, block, round) of the last write, of the recorded read */
     int32_t w_tid, r_tid, r2_tid; /* threads: the last writer, the first reader and another reader of r_ep */
     u32 w_site, r_site, r2_site;
+    u32 w_clk, r_clk, r2_clk;  /* each one's own clock then (mbarriers order threads within a round) */
     u32 writes;              /* writes since the repeat began (writes per element) */
     uint16_t w_cl, r_cl, r2_cl; /* the cluster arrivals each of those threads had made then */
     uint16_t xrel;           /* reads by other blocks of the reader's cluster, folded: the
@@ -140,6 +146,11 @@ typedef struct {
     int alloc_index;
     size_t shared_offset;
     int committed;           /* async-copy groups this thread committed */
+    u32 clk;                 /* its own clock: one more at each mbarrier arrive (see "mbarriers") */
+    int mbar;                /* parked: which mbarrier of the block (index), */
+    i64 mbar_phase;          /* the phase it waits to see completed, */
+    int mbar_gen, mbar_blocking, mbar_polled; /* the barrier's init, a blocking wait, resumed to poll */
+    u32 mbar_site;           /* and the line of the wait */
     void *stack[SHADOW_DEPTH];
     int depth;
     double stretch_started;
@@ -227,6 +238,11 @@ static struct {
     size_t scratch_cap;
     u32 *counts;             /* per thread of the launch: 8 counters */
     size_t counts_cap;
+    u32 *vc[MAX_CLUSTER];    /* per block of the cluster, per thread of it: what it knows of each
+                                thread's clock in its block (mbarriers) */
+    size_t vc_cap[MAX_CLUSTER];
+    int vc_on[MAX_CLUSTER];  /* this block uses mbarriers: the clocks order accesses within a round */
+    u64 progress;            /* arrivals, inits, threads reaching a barrier or their end: a parked wait's hope */
     int keep_shared;         /* record block 0's shared writers (forward order, first repeat) */
     int32_t *shared_writers;
     char shared_table[2048];
@@ -546,16 +562,22 @@ static int next_release(const thread_t *t, int arrived) {
     return t->arrived + 1;
 }
 
-/* Whether an earlier access (epoch, thread, the cluster arrivals it had made) and this
- * one may happen in either order on a GPU: another thread, in the same launch, and
- * either another cluster's block, or no barrier between them: not a barrier() of their
- * block (another round), nor a cluster barrier whose wait this thread passed after the
- * other thread's arrival released the access. */
-static int unordered(u64 ep, int tid, int arrived) {
+/* What thread t knows of the clock of each thread of its block (see "mbarriers"). */
+static u32 *vc_row(const thread_t *t) { return S.vc[t->rank] + (size_t)t->linear * S.nthreads; }
+
+/* Whether an earlier access (epoch, thread, the cluster arrivals it had made, its own
+ * mbarrier clock) and this one may happen in either order on a GPU: another thread, in
+ * the same launch, and either another cluster's block, or no barrier between them: not
+ * a barrier() of their block (another round), nor an mbarrier phase of their block that
+ * the other thread arrived at after its access and this one waited for since (this
+ * thread's clocks know the other's clock), nor a cluster barrier whose wait this thread
+ * passed after the other thread's arrival released the access. */
+static int unordered(u64 ep, int tid, int arrived, u32 clk) {
     if (tid < 0 || tid == S.cur->gtid || ep == 0) return 0;
     if (EP_LAUNCH(ep) != EP_LAUNCH(S.epoch)) return 0;
     if (EP_BLOCK(ep) == EP_BLOCK(S.epoch)) {
         if (EP_ROUND(ep) != EP_ROUND(S.epoch)) return 0;
+        if (S.vc_on[S.cur->rank] && vc_row(S.cur)[tid % S.nthreads] >= clk) return 0;
     } else if (cluster_of((int)EP_BLOCK(ep)) != S.cluster) {
         return 1;
     }
@@ -833,7 +855,8 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
                 saw(f, t->gtid, shared ? (i64)((off - S.allocs[k].offset) / S.allocs[k].elem) : element_of(r, a));
                 reported = 1;
             }
-            if (in_kernel && !reported && unordered(c->w_ep, c->w_tid, c->w_cl) && !(atomic && (c->flags & F_ATOMIC))) {
+            if (in_kernel && !reported && unordered(c->w_ep, c->w_tid, c->w_cl, c->w_clk) &&
+                !(atomic && (c->flags & F_ATOMIC))) {
                 if (!site) site = site_of(pc, caller_of(t));
                 finding_t *f = finding(shared ? "shared_race" : "global_race", region_id, k, site, c->w_site,
                                        "read-after-write");
@@ -866,13 +889,23 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
                     c->r_tid = t->gtid;
                     c->r_site = site;
                     c->r_cl = arrivals();
+                    c->r_clk = t->clk;
                     c->r2_tid = -1;
                 } else if (c->r_tid == t->gtid) {
-                    c->r_cl = arrivals();
+                    c->r_cl = arrivals(); /* its latest read is the one a later write must come after */
+                    c->r_clk = t->clk;
                 } else if (c->r2_tid < 0 || c->r2_tid == t->gtid) {
                     c->r2_tid = t->gtid;
                     c->r2_site = site;
                     c->r2_cl = arrivals();
+                    c->r2_clk = t->clk;
+                } else if (S.vc_on[t->rank]) {
+                    /* Both kept readers: one an mbarrier ordered before this read gives way to it. */
+                    if (!unordered(c->r_ep, c->r_tid, c->r_cl, c->r_clk)) {
+                        c->r_tid = t->gtid, c->r_site = site, c->r_cl = arrivals(), c->r_clk = t->clk;
+                    } else if (!unordered(c->r_ep, c->r2_tid, c->r2_cl, c->r2_clk)) {
+                        c->r2_tid = t->gtid, c->r2_site = site, c->r2_cl = arrivals(), c->r2_clk = t->clk;
+                    }
                 }
             }
         } else {
@@ -880,12 +913,12 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
                 const char *hazard = NULL;
                 int other = -1;
                 u32 other_site = 0;
-                if (unordered(c->w_ep, c->w_tid, c->w_cl) && !(atomic && (c->flags & F_ATOMIC))) {
+                if (unordered(c->w_ep, c->w_tid, c->w_cl, c->w_clk) && !(atomic && (c->flags & F_ATOMIC))) {
                     hazard = "write-write", other = c->w_tid, other_site = c->w_site;
                 } else if (c->r_ep && EP_LAUNCH(c->r_ep) == EP_LAUNCH(S.epoch)) {
-                    if (unordered(c->r_ep, c->r_tid, c->r_cl))
+                    if (unordered(c->r_ep, c->r_tid, c->r_cl, c->r_clk))
                         hazard = "write-after-read", other = c->r_tid, other_site = c->r_site;
-                    else if (c->r2_tid >= 0 && unordered(c->r_ep, c->r2_tid, c->r2_cl))
+                    else if (c->r2_tid >= 0 && unordered(c->r_ep, c->r2_tid, c->r2_cl, c->r2_clk))
                         hazard = "write-after-read", other = c->r2_tid, other_site = c->r2_site;
                     else if (!shared && ((c->flags & F_OTHER_BLOCK_READ) || c->xrel > t->waited))
                         hazard = "write-after-read", other = -1, other_site = c->r_site;
@@ -902,6 +935,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
             if (!site) site = site_of(pc, caller_of(t));
             c->w_ep = S.epoch;
             c->w_tid = t->gtid;
+            c->w_clk = t->clk;
             c->w_site = site;
             c->w_cl = arrivals();
             c->writes++;
@@ -1513,6 +1547,7 @@ void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
     t->barrier_pc = __builtin_return_address(0);
     t->barrier_site = source_site(file, file_len, line, col);
     t->state = ST_AT_BARRIER;
+    S.progress++;
     swapcontext(&t->ctx, &S.main_ctx);
 }
 
@@ -1610,6 +1645,7 @@ void wbsim_cluster_arrive(i64 relaxed, const char *file, i64 file_len, i64 line,
     }
     t->arrived++;
     if (relaxed && t->arrived <= 64) t->relaxed |= 1ULL << (t->arrived - 1);
+    S.progress++;
 }
 
 void wbsim_cluster_wait(const char *file, i64 file_len, i64 line, i64 col) {
@@ -1622,6 +1658,7 @@ void wbsim_cluster_wait(const char *file, i64 file_len, i64 line, i64 col) {
     t->cluster_site = site;
     t->barrier_pc = __builtin_return_address(0);
     t->state = ST_AT_CLUSTER;
+    S.progress++;
     swapcontext(&t->ctx, &S.main_ctx);
 }
 
@@ -1634,7 +1671,7 @@ static void warp_stuck(int base, int w, int at_op, int elsewhere, int finished) 
     for (int i = first; i < last; i++) {
         thread_t *t = &S.threads[i];
         u32 site = t->state == ST_AT_WARP ? t->warp_site : t->state == ST_AT_BARRIER ? t->barrier_site
-                 : t->state == ST_AT_CLUSTER ? t->cluster_site : 0;
+                 : t->state == ST_AT_CLUSTER ? t->cluster_site : t->state == ST_AT_MBAR ? t->mbar_site : 0;
         if (!site) continue;
         int j = 0;
         while (j < nsites && sites[j] != site) j++;
@@ -1772,6 +1809,346 @@ void wbsim_async_wait(i64 keep, i64 all) {
 }
 
 /* ------------------------------------------------------------------------- */
+/* mbarriers (mbarrier_init, mbarrier_arrive, mbarrier_test_wait and          */
+/* mbarrier_try_wait_parity_shared, from max.gpu.sync)                         */
+/* ------------------------------------------------------------------------- */
+
+/* An mbarrier is 8 bytes of shared memory that counts arrivals, as PTX says:
+ * mbarrier_init(bar, count) starts phase 0 needing `count` arrivals; each
+ * mbarrier_arrive takes one, and returns a token naming the phase it arrived in;
+ * the arrival that makes `count` completes the phase, and the barrier starts the
+ * next one needing `count` again (it re-arms itself). mbarrier_test_wait(bar,
+ * token) says whether the token's phase has completed, and never blocks: a
+ * kernel spins on it. mbarrier_try_wait_parity_shared(bar, parity, ticks)
+ * blocks until the phase of that parity completes (the current one when its
+ * parity matches, else the one before, which has). PTX allows a token from the
+ * current phase or the one just before it, nothing else.
+ *
+ * Here the barrier's state lives in a table, keyed by its address in the block's
+ * shared memory; each block of a cluster has its own table and clocks (the blocks
+ * of a cluster are alive at once, each with its own shared memory). A thread that
+ * waits on a phase not complete yet is parked: the others run (a spin never hangs
+ * the simulator), and it resumes when the phase completes. A test_wait that parked
+ * returns false even so, as a GPU would have when it was called: a kernel that
+ * tests once and goes on without looping is not waiting. When nothing else can
+ * run, a parked test_wait is resumed once more to poll; if nothing moved since,
+ * the wait can never complete: a finding (mbarrier_deadlock), never a timeout.
+ *
+ * Ordering: within a round (between two barrier() calls) the race detector knows
+ * nothing is ordered. With mbarriers each thread has a clock, one more at each
+ * arrival, and knows the clocks of the others of its block it waited for (vector
+ * clocks): an arrival brings what its thread knows into the phase, a completed
+ * wait takes what the phase's arrivals brought. An access is then ordered after
+ * another thread's when the other's clock at that access is known. A wait that
+ * returned false, or none at all, orders nothing: the reads after it race. (A
+ * cluster barrier orders accesses on its own terms, see unordered(); an order
+ * that needs both, one after the other, is not followed through.) */
+
+#define MAX_MBARS 16
+#define TOKEN_MAGIC 0x5B7ULL
+
+typedef struct {
+    uintptr_t addr;
+    int gen;                     /* inits so far in this block */
+    int count, arrived;          /* arrivals a phase needs; arrivals the current phase has */
+    i64 phase;                   /* phases completed since the last init */
+    u32 init_site, arrive_site;  /* the line of its last init, of its last arrival */
+    u64 init_ep, use_ep;         /* the last init, and the last arrive or wait: who and when */
+    int init_tid, use_tid;
+    int init_cl, use_cl;         /* the cluster arrivals that thread had made then */
+    u32 init_clk, use_clk, use_site;
+    u32 *cur, *done;             /* clocks the current phase's arrivals brought; the last completed phase's */
+    size_t cap;
+} mbar_t;
+
+static mbar_t mbars[MAX_CLUSTER][MAX_MBARS]; /* per block of the cluster, by rank */
+static int nmbars[MAX_CLUSTER];
+
+static void enter_block(int rank);
+
+/* The block at rank `rank` starts with no barriers, and its threads knowing nothing of
+ * each other. */
+static void mbar_block_begin(int rank) {
+    nmbars[rank] = 0;
+    S.vc_on[rank] = 0;
+}
+
+static void vc_enable(int rank) {
+    if (S.vc_on[rank]) return;
+    size_t need = (size_t)S.nthreads * S.nthreads;
+    if (need > S.vc_cap[rank]) {
+        free(S.vc[rank]);
+        S.vc[rank] = xcalloc(need, sizeof(u32));
+        S.vc_cap[rank] = need;
+    }
+    memset(S.vc[rank], 0, need * sizeof(u32));
+    S.vc_on[rank] = 1;
+}
+
+static int mbar_index(int rank, uintptr_t addr) {
+    for (int i = 0; i < nmbars[rank]; i++)
+        if (mbars[rank][i].addr == addr) return i;
+    return -1;
+}
+
+static i64 mbar_token(int index, const mbar_t *b) {
+    return (i64)(((u64)(b->phase & 1) << 63) | (TOKEN_MAGIC << 52) | ((u64)(b->gen & 0xFF) << 44) |
+                 ((u64)(index & 0xF) << 40) | ((u64)b->phase & 0xFFFFFFFFFFULL));
+}
+
+static finding_t *mbar_finding(const char *kind, u32 site, const mbar_t *b) {
+    finding_t *f = finding(kind, -1, -1, site, b ? b->init_site : 0, NULL);
+    if (f && f->events == 0 && b)
+        snprintf(f->extra, sizeof f->extra, "\"needs\": %d, \"arrived\": %d, \"phase\": %lld", b->count, b->arrived,
+                 (long long)b->phase);
+    return f;
+}
+
+/* The phase's arrivals so far never completed it: when the block ends, or when the
+ * barrier is initialised again (its count of arrivals starts afresh). */
+static void mbar_leftover(mbar_t *b, int reinit) {
+    if (b->gen == 0 || b->arrived == 0) return;
+    finding_t *f = finding("mbarrier_incomplete", -1, -1, b->arrive_site, b->init_site, NULL);
+    if (f && f->events == 0)
+        snprintf(f->extra, sizeof f->extra, "\"needs\": %d, \"arrived\": %d, \"phase\": %lld, \"reinit\": %d",
+                 b->count, b->arrived, (long long)b->phase, reinit);
+    saw(f, S.block_linear * S.nthreads, 0);
+}
+
+/* The block at rank `rank` ended: arrivals its barriers still hold are findings. */
+static void mbar_block_end(int rank) {
+    enter_block(rank);
+    for (int i = 0; i < nmbars[rank]; i++) mbar_leftover(&mbars[rank][i], 0);
+}
+
+/* The barrier at `addr`, used (arrive or wait) by the running thread: NULL when nothing
+ * initialised it in this block. Its init must be ordered before the use. */
+static mbar_t *mbar_use(uintptr_t addr, u32 site) {
+    thread_t *t = current();
+    int i = mbar_index(t->rank, addr);
+    if (i < 0) {
+        saw(finding("mbarrier_uninitialized", -1, -1, site, 0, NULL), t->gtid, 0);
+        return NULL;
+    }
+    mbar_t *b = &mbars[t->rank][i];
+    if (unordered(b->init_ep, b->init_tid, b->init_cl, b->init_clk)) {
+        finding_t *f = mbar_finding("mbarrier_race", site, b);
+        if (f && f->events == 0) f->other_thread = b->init_tid;
+        saw(f, t->gtid, 0);
+    }
+    b->use_ep = S.epoch, b->use_tid = t->gtid, b->use_cl = t->arrived, b->use_clk = t->clk, b->use_site = site;
+    return b;
+}
+
+void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    u32 site = source_site(file, file_len, line, col);
+    region_t *r = region_at((uintptr_t)addr);
+    if (r != S.arena || alloc_at((uintptr_t)addr - S.arena->base) < 0)
+        die("mbarrier_init (line %lld) must be given an mbarrier in shared memory: a stack_allocation with "
+            "address_space=AddressSpace.SHARED", (long long)line);
+    int i = mbar_index(t->rank, (uintptr_t)addr);
+    if (i < 0) {
+        if (nmbars[t->rank] == MAX_MBARS) die("more than %d mbarriers in one block", MAX_MBARS);
+        i = nmbars[t->rank]++;
+        memset(&mbars[t->rank][i].addr, 0, offsetof(mbar_t, cur));
+        mbars[t->rank][i].addr = (uintptr_t)addr;
+    }
+    mbar_t *b = &mbars[t->rank][i];
+    vc_enable(t->rank);
+    if (b->cap < (size_t)S.nthreads) {
+        free(b->cur);
+        free(b->done);
+        b->cur = xcalloc((size_t)S.nthreads, sizeof(u32));
+        b->done = xcalloc((size_t)S.nthreads, sizeof(u32));
+        b->cap = (size_t)S.nthreads;
+    }
+    if (b->gen > 0) {
+        /* Initialised again: no other thread may still be using it, or initialising it. */
+        u32 other = 0;
+        int who = -1;
+        if (unordered(b->use_ep, b->use_tid, b->use_cl, b->use_clk)) other = b->use_site, who = b->use_tid;
+        else if (unordered(b->init_ep, b->init_tid, b->init_cl, b->init_clk)) other = b->init_site, who = b->init_tid;
+        if (other) {
+            finding_t *f = finding("mbarrier_race", -1, -1, site, other, NULL);
+            if (f && f->events == 0) {
+                f->other_thread = who;
+                snprintf(f->extra, sizeof f->extra, "\"reinit\": 1");
+            }
+            saw(f, t->gtid, 0);
+        }
+        mbar_leftover(b, 1);
+    }
+    if (count < 1 || count >= (1 << 20)) {
+        finding_t *f = finding("mbarrier_count", -1, -1, site, 0, NULL);
+        if (f && f->events == 0) snprintf(f->extra, sizeof f->extra, "\"given\": %lld", (long long)count);
+        saw(f, t->gtid, 0);
+        if (count < 1) count = 1;
+    }
+    b->gen++;
+    b->count = (int)count;
+    b->arrived = 0;
+    b->phase = 0;
+    b->init_site = site;
+    b->arrive_site = 0;
+    b->init_ep = S.epoch, b->init_tid = t->gtid, b->init_cl = t->arrived, b->init_clk = t->clk;
+    b->use_ep = 0, b->use_tid = -1;
+    memset(b->cur, 0, b->cap * sizeof(u32));
+    memset(b->done, 0, b->cap * sizeof(u32));
+    S.progress++;
+}
+
+i64 wbsim_mbar_arrive(i64 addr, const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    u32 site = source_site(file, file_len, line, col);
+    mbar_t *b = mbar_use((uintptr_t)addr, site);
+    if (!b) return 0;
+    int index = (int)(b - mbars[t->rank]);
+    i64 token = mbar_token(index, b);
+    b->arrive_site = site;
+    u32 *mine = vc_row(t);
+    for (int u = 0; u < S.nthreads; u++)
+        if (mine[u] > b->cur[u]) b->cur[u] = mine[u];
+    if (t->clk > b->cur[t->linear]) b->cur[t->linear] = t->clk;
+    t->clk++;
+    b->arrived++;
+    S.progress++;
+    if (b->arrived >= b->count) {
+        /* The phase completes; the barrier re-arms itself for the next one. Its waiters
+         * are threads of this block. */
+        memcpy(b->done, b->cur, (size_t)S.nthreads * sizeof(u32));
+        memset(b->cur, 0, (size_t)S.nthreads * sizeof(u32));
+        b->phase++;
+        b->arrived = 0;
+        thread_t *block = &S.threads[t->index - t->linear];
+        for (int i = 0; i < S.nthreads; i++) {
+            thread_t *w = &block[i];
+            if (w->state == ST_AT_MBAR && w->mbar == index && (w->mbar_gen != b->gen || w->mbar_phase < b->phase))
+                w->ready = 1;
+        }
+    }
+    return token;
+}
+
+/* What a completed wait teaches the waiting thread: every clock the phase's arrivals brought. */
+static void mbar_learn(thread_t *t, const mbar_t *b) {
+    u32 *mine = vc_row(t);
+    for (int u = 0; u < S.nthreads; u++)
+        if (b->done[u] > mine[u]) mine[u] = b->done[u];
+}
+
+/* 1 once phase `target` of b has completed; else the thread parks until it has (or, for a
+ * test_wait, until nothing else can run) and gets 0 back from a test_wait. */
+static int mbar_wait(thread_t *t, mbar_t *b, i64 target, int blocking, u32 site) {
+    if (target < b->phase) {
+        mbar_learn(t, b);
+        return 1;
+    }
+    t->state = ST_AT_MBAR;
+    t->mbar = (int)(b - mbars[t->rank]);
+    t->mbar_phase = target;
+    t->mbar_gen = b->gen;
+    t->mbar_blocking = blocking;
+    t->mbar_polled = 0;
+    t->mbar_site = site;
+    swapcontext(&t->ctx, &S.main_ctx);
+    if (blocking && b->gen == t->mbar_gen && target < b->phase) {
+        mbar_learn(t, b);
+        return 1;
+    }
+    return 0; /* a test_wait that had to park: false, as it was when called */
+}
+
+i64 wbsim_mbar_test_wait(i64 addr, i64 state, const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    u32 site = source_site(file, file_len, line, col);
+    mbar_t *b = mbar_use((uintptr_t)addr, site);
+    if (!b) return 1;
+    int self = (int)(b - mbars[t->rank]);
+    u64 s = (u64)state;
+    i64 k = (i64)(s & 0xFFFFFFFFFFULL);
+    int token = ((s >> 52) & 0x7FF) == TOKEN_MAGIC, index = (int)((s >> 40) & 0xF), gen = (int)((s >> 44) & 0xFF);
+    int ok = token && index == self && gen == (b->gen & 0xFF) && (i64)(s >> 63) == (k & 1) &&
+             k <= b->phase && k >= b->phase - 1;
+    i64 target = k;
+    if (!ok) {
+        /* Not a token of this barrier's current or previous phase: PTX leaves the answer
+         * undefined. A GPU reads a phase parity out of it (the top bit); so does this. */
+        int mine = token && index == self, reinit = mine && gen != (b->gen & 0xFF);
+        finding_t *f = finding("mbarrier_wrong_phase", -1, -1, site, reinit ? b->init_site : 0, NULL);
+        if (f && f->events == 0)
+            snprintf(f->extra, sizeof f->extra,
+                     "\"needs\": %d, \"arrived\": %d, \"phase\": %lld, \"token\": %d, \"token_phase\": %lld, "
+                     "\"reinit\": %d", b->count, b->arrived, (long long)b->phase, mine, mine ? (long long)k : -1LL,
+                     reinit);
+        saw(f, t->gtid, 0);
+        target = (i64)(s >> 63) == (b->phase & 1) ? b->phase : b->phase - 1;
+    }
+    return mbar_wait(t, b, target, 0, site);
+}
+
+void wbsim_mbar_wait_parity(i64 addr, i64 parity, const char *file, i64 file_len, i64 line, i64 col) {
+    thread_t *t = current();
+    u32 site = source_site(file, file_len, line, col);
+    mbar_t *b = mbar_use((uintptr_t)addr, site);
+    if (!b) return;
+    i64 target = (parity & 1) == (b->phase & 1) ? b->phase : b->phase - 1;
+    mbar_wait(t, b, target, 1, site);
+}
+
+/* Nothing can run, and threads are parked at mbarrier waits no arrival can complete any
+ * more: say where the first of them (in the cluster) waits, what its barrier has, and
+ * where the others of its block are (at_barrier counts barrier() and cluster_wait()
+ * alike: neither lets a thread arrive). */
+static void mbar_stuck(void) {
+    int total = S.csize * S.nthreads, first = -1;
+    for (int i = 0; i < total && first < 0; i++)
+        if (S.threads[i].state == ST_AT_MBAR) first = i;
+    if (first < 0) return;
+    int rank = S.threads[first].rank, base = rank * S.nthreads;
+    u32 sites[8] = {0};
+    int counts[8] = {0}, firsts[8] = {0}, nsites = 0, parked = 0, finished = 0, at_barrier = 0;
+    for (int i = 0; i < S.nthreads; i++) {
+        thread_t *t = &S.threads[base + i];
+        u32 site = 0;
+        if (t->state == ST_AT_MBAR) {
+            site = t->mbar_site;
+            parked++;
+        } else if (t->state == ST_FINISHED) {
+            finished++;
+        } else if (t->state == ST_AT_BARRIER) {
+            site = t->barrier_site;
+            at_barrier++;
+        } else if (t->state == ST_AT_CLUSTER) {
+            site = t->cluster_site;
+            at_barrier++;
+        } else if (t->state == ST_AT_WARP) {
+            site = t->warp_site;
+        }
+        if (!site) continue;
+        int j = 0;
+        while (j < nsites && sites[j] != site) j++;
+        if (j == nsites && nsites < 8) sites[nsites] = site, counts[nsites] = 0, firsts[nsites++] = i;
+        if (j < nsites) counts[j]++;
+    }
+    enter_block(rank);
+    mbar_t *b = &mbars[rank][S.threads[first].mbar];
+    finding_t *f = finding("mbarrier_deadlock", -1, -1, S.threads[first].mbar_site, b->init_site, NULL);
+    if (!f) return;
+    int n = snprintf(f->extra, sizeof f->extra,
+                     "\"needs\": %d, \"arrived\": %d, \"phase\": %lld, \"parked\": %d, \"finished\": %d, "
+                     "\"at_barrier\": %d, \"waits\": [", b->count, b->arrived, (long long)b->phase, parked, finished,
+                     at_barrier);
+    for (int j = 0; j < nsites && n < 400; j++)
+        n += snprintf(f->extra + n, sizeof f->extra - (size_t)n, "%s[%u, %d, %d]", j ? ", " : "", sites[j], counts[j],
+                      firsts[j]);
+    snprintf(f->extra + n, sizeof f->extra - (size_t)n, "]");
+    f->block = S.block_linear;
+    f->round = S.round;
+    saw(f, S.threads[first].gtid, 0);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Launching                                                                 */
 /* ------------------------------------------------------------------------- */
 
@@ -1779,6 +2156,7 @@ static void trampoline(void) {
     thread_t *t = S.cur;
     S.entry(S.kbox);
     t->state = ST_FINISHED;
+    S.progress++;
     /* returning continues main_ctx (uc_link) */
 }
 
@@ -1803,7 +2181,8 @@ __attribute__((noinline)) static void run_thread(thread_t *t) {
 }
 
 /* The lanes of warp w of the block at S.threads[base] still in the kernel: they run until
- * each waits at a barrier() or a cluster_wait(), or has finished; on the way, every warp
+ * each waits at a barrier(), a cluster_wait() or an mbarrier wait whose phase has not
+ * completed (parked), or has finished; on the way, every warp
  * operation they meet completes when all of them are there. Returns 1 when the warp
  * can't go on (its lanes parted ways at a warp operation: on a GPU that hangs or gives
  * anything). */
@@ -1816,7 +2195,7 @@ static int run_warp(int base, int w, int reverse) {
             t->ready = 0;
             run_thread(t);
         }
-        int at_op = 0, elsewhere = 0, finished = 0, mixed = 0;
+        int at_op = 0, elsewhere = 0, finished = 0, mixed = 0, parked = 0;
         u32 site = 0;
         for (int i = first; i < last; i++) {
             thread_t *t = &S.threads[i];
@@ -1826,11 +2205,14 @@ static int run_warp(int base, int w, int reverse) {
                 at_op++;
             } else if (t->state == ST_FINISHED) {
                 finished++;
+            } else if (t->state == ST_AT_MBAR) {
+                parked++;
             } else {
                 elsewhere++;
             }
         }
         if (at_op == 0) return 0; /* all at a barrier, or done */
+        if (parked && !mixed) return 0; /* the lanes at an mbarrier wait may come later */
         if (elsewhere || mixed) {
             enter_block(S.threads[first].rank);
             warp_stuck(base, w, at_op, elsewhere, finished);
@@ -1847,6 +2229,7 @@ static int run_warp(int base, int w, int reverse) {
                 t->ready = 1;
             }
         }
+        S.progress++;
     }
 }
 
@@ -1866,6 +2249,7 @@ __attribute__((noinline)) static void new_thread(int i, int rank, int block) {
     t->rank = rank;
     t->index = index;
     t->state = ST_RUNNING;
+    t->clk = 1;
     getcontext(&t->ctx);
     t->ctx.uc_link = &S.main_ctx;
     t->ctx.uc_stack.ss_sp = S.stacks + (size_t)index * (STACK_BYTES + PAGE) + PAGE;
@@ -2021,7 +2405,12 @@ static void cluster_stuck(void) {
 }
 
 /* Run the blocks of one cluster together (S.cluster_blocks), until every thread has
- * finished. Returns 1 when they could not finish (the case stops there). */
+ * finished. Threads parked at an mbarrier wait run again when their phase completes, so
+ * the warps go round while any thread is ready; then cluster waits and barrier() calls
+ * open where they can. When none can and some threads are parked, a parked test_wait is
+ * resumed once to poll (it returns false), and if nothing moved since the last such
+ * poll, no wait can complete: a finding. Returns 1 when they could not finish (the case
+ * stops there). */
 static int run_cluster(int reverse) {
     int result = 0, total = S.csize * S.nthreads;
     /* Each block's shared memory starts unwritten. */
@@ -2030,6 +2419,7 @@ static int run_cluster(int reverse) {
         memset((void *)S.arenas[r]->base, 0xFF, used);
         reset_shadow(S.arenas[r], 0, used, 0);
         S.rounds[r] = 0;
+        mbar_block_begin(r);
     }
     memset(S.phase_sites, 0, sizeof S.phase_sites);
     S.nallocs = 0;
@@ -2040,12 +2430,23 @@ static int run_cluster(int reverse) {
         for (int i = 0; i < S.nthreads; i++) new_thread(i, r, S.cluster_blocks[r]);
     for (int i = 0; i < total; i++) S.threads[i].ready = 1;
     int warps = (S.nthreads + WARP - 1) / WARP;
+    u64 polled_at = ~0ULL;
     while (!result) {
-        for (int nr = 0; nr < S.csize && !result; nr++) {
-            int r = reverse ? S.csize - 1 - nr : nr;
-            for (int nw = 0; nw < warps && !result; nw++)
-                result = run_warp(r * S.nthreads, reverse ? warps - 1 - nw : nw, reverse);
-        }
+        int ran;
+        do {
+            ran = 0;
+            for (int nr = 0; nr < S.csize && !result; nr++) {
+                int r = reverse ? S.csize - 1 - nr : nr, base = r * S.nthreads;
+                for (int nw = 0; nw < warps && !result; nw++) {
+                    int w = reverse ? warps - 1 - nw : nw, ready = 0;
+                    for (int i = w * WARP; i < (w + 1) * WARP && i < S.nthreads && !ready; i++)
+                        ready = S.threads[base + i].ready;
+                    if (!ready) continue;
+                    ran = 1;
+                    result = run_warp(base, w, reverse);
+                }
+            }
+        } while (ran && !result);
         if (result) break;
         int progress = 0, live = 0;
         /* A cluster_wait() opens once every thread of the cluster made the arrival it needs. */
@@ -2086,7 +2487,7 @@ static int run_cluster(int reverse) {
                 } else if (t->state == ST_FINISHED) {
                     finished++;
                 } else {
-                    other++; /* at a cluster_wait(), or released from one */
+                    other++; /* at a cluster_wait() or an mbarrier wait, or released from one */
                 }
             }
             live += waiting + other;
@@ -2101,11 +2502,30 @@ static int run_cluster(int reverse) {
             progress = 1;
         }
         if (result || live == 0) break;
-        if (!progress) {
-            cluster_stuck();
-            result = 1;
+        if (progress) continue;
+        /* Nothing opened. Threads parked at a test_wait may poll once more (false), and
+         * go on from there; when nothing moved since the last poll, no wait can complete. */
+        int parked = 0, pollable = 0;
+        for (int i = 0; i < total; i++) {
+            thread_t *t = &S.threads[i];
+            if (t->state != ST_AT_MBAR) continue;
+            parked++;
+            pollable += !t->mbar_blocking;
         }
+        if (pollable && S.progress != polled_at) {
+            polled_at = S.progress;
+            for (int i = 0; i < total; i++) {
+                thread_t *t = &S.threads[i];
+                if (t->state == ST_AT_MBAR && !t->mbar_blocking) t->ready = 1, t->mbar_polled = 1;
+            }
+            continue;
+        }
+        if (parked) mbar_stuck(); /* named at the mbarrier wait, whatever else waits with it */
+        else cluster_stuck();
+        result = 1;
     }
+    if (!result)
+        for (int r = 0; r < S.csize; r++) mbar_block_end(r);
     /* Block 0's shared arrays, for the report (first repeat, forward order). */
     for (int r = 0; r < S.csize; r++)
         if (S.cluster_blocks[r] == 0 && !reverse && S.rep == 0 && S.nallocs > 0) {

@@ -243,6 +243,57 @@ def async_copy_wait_all():
 
 
 # ---------------------------------------------------------------------------
+# mbarriers: `from max.gpu.sync import mbarrier_init, mbarrier_arrive,
+# mbarrier_test_wait, mbarrier_try_wait_parity_shared`.
+# ---------------------------------------------------------------------------
+# The same signatures as max 26.7's (the token is an Int, the count an Int32).
+# wbsim.c keeps each barrier's count, arrivals and phase, parks a thread whose
+# wait can't complete yet so that the others run, and names misuse by its line.
+
+
+@always_inline
+def mbarrier_init[type: AnyType](shared_mem: Pointer[mut=True, type, _, address_space=_], num_threads: Int32):
+    """Phase 0 of the barrier at shared_mem needs num_threads arrivals."""
+    var at = call_location()
+    var file = at.file_name()
+    external_call["wbsim_mbar_init", NoneType](
+        Int(shared_mem), Int(num_threads), Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column()
+    )
+
+
+@always_inline
+def mbarrier_arrive[type: AnyType](shared_mem: Pointer[mut=True, type, _, address_space=_]) -> Int:
+    """One arrival; the token names the phase it arrived in."""
+    var at = call_location()
+    var file = at.file_name()
+    return external_call["wbsim_mbar_arrive", Int](
+        Int(shared_mem), Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column()
+    )
+
+
+@always_inline
+def mbarrier_test_wait[type: AnyType](shared_mem: Pointer[mut=True, type, _, address_space=_], state: Int) -> Bool:
+    """Whether the phase the token names has completed (never blocks: spin on it)."""
+    var at = call_location()
+    var file = at.file_name()
+    return external_call["wbsim_mbar_test_wait", Int](
+        Int(shared_mem), state, Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column()
+    ) != 0
+
+
+@always_inline
+def mbarrier_try_wait_parity_shared[type: AnyType](
+    addr: Pointer[mut=True, type, _, address_space=_], phase: Int32, ticks: Int32
+):
+    """Blocks until the phase of this parity has completed (as the real one loops on try_wait)."""
+    var at = call_location()
+    var file = at.file_name()
+    external_call["wbsim_mbar_wait_parity", NoneType](
+        Int(addr), Int(phase), Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column()
+    )
+
+
+# ---------------------------------------------------------------------------
 # Block-wide primitives: `from max.gpu.primitives import block`.
 # ---------------------------------------------------------------------------
 # Each is what the GPU does, said plainly: every thread puts its value in the

@@ -97,6 +97,9 @@ def cases(rng, part):
     if part == "traffic":
         return [{"name": "two warps", "label": {"en": "two warps", "ko": "워프 두 개"}, "params": {},
                  "inputs": {"a": rng.permutation(2048).astype(np.float32)}}]
+    if part == "ring":
+        return [{"name": f"{k} steps", "label": {"en": f"{k} steps", "ko": f"{k}단계"}, "params": {"size": 64, "steps": k},
+                 "inputs": {"a": rng.permutation(64).astype(np.float32)}} for k in (3, 4)]
     if part == "ids":
         return [{"name": name, "label": {"en": name, "ko": name},
                  "params": dict(zip(("gx", "gy", "gz", "dx", "dy", "dz"), dims)), "inputs": {}}
@@ -135,6 +138,8 @@ def expected(case, part):
         return {"output": _warps(a.astype(np.float64))}
     if part == "partial_warps":  # not meant to pass: what lanes with no thread give is undefined
         return {"output": np.zeros((-(-a.size // 40) * 40, 8))}
+    if part == "ring":
+        return {"output": (np.roll(a, -p["steps"]) + p["steps"]).astype(np.float64)}
     if part == "sum":
         return {"result": np.array([a.astype(np.float64).sum()])}
     out = np.empty_like(a)

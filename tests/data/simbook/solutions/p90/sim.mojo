@@ -1,7 +1,8 @@
 # Kernels that exercise the simulator (tests/test_sim.py changes them to make bugs).
 from max.gpu import thread_idx, block_idx, block_dim, grid_dim, global_idx, lane_id, WARP_SIZE
 from max.gpu.primitives import warp
-from max.gpu.sync import barrier
+from max.gpu.sync import barrier, mbarrier_init, mbarrier_arrive, mbarrier_test_wait
+from max.gpu.sync import mbarrier_try_wait_parity_shared
 from max.gpu.memory import AddressSpace, async_copy, async_copy_commit_group, async_copy_wait_group
 from max.gpu.compute.mma import mma
 from layout import TileTensor
@@ -18,6 +19,7 @@ comptime Matrix[rows: Int, cols: Int] = type_of(row_major[rows, cols]())
 comptime TPB = 4
 comptime WARPS = 64
 comptime PARTIAL = 40
+comptime RING = 64
 
 
 def ids_kernel[threads: Int](ids: TileTensor[mut=True, dtype, Table[threads], MutAnyOrigin]):
@@ -206,3 +208,26 @@ def tensor_core_tile(
     var c_reg = tc.load_c(c.to_layout_tensor())
     var d_reg = tc.mma_op(a_reg, b_reg, c_reg)
     tc.store_d(output.to_layout_tensor(), d_reg)
+
+
+def ring_shift[size: Int](
+    output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+    steps: Int32,
+):
+    """One block of RING threads (two warps): each step moves every value one slot down
+    the ring and adds 1, from one shared buffer into the other; an mbarrier, not
+    barrier(), separates the steps (tests/test_sim.py breaks it every way it can break)."""
+    var t = thread_idx.x
+    var buf = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](row_major[2, RING]())
+    var bar = stack_allocation[dtype=DType.int64, address_space=AddressSpace.SHARED](row_major[1]())
+    if t == 0:
+        mbarrier_init(bar.ptr, RING)
+    buf[0, t] = a[t]
+    barrier()
+    for k in range(Int(steps)):
+        buf[1 - k % 2, t] = buf[k % 2, (t + 1) % RING] + 1
+        var token = mbarrier_arrive(bar.ptr)
+        while not mbarrier_test_wait(bar.ptr, token):
+            pass
+    output[t] = buf[Int(steps) % 2, t]
