@@ -52,8 +52,6 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
                       if other_thread >= 0 else msg("sim.no_thread"), **values)
     elif kind.startswith("mbarrier_"):
         message = _mbarrier(raw, values, launch)
-        if kind == "mbarrier_deadlock":
-            place = (raw.get("wait_places") or [place])[0] or place
     elif kind in ("divergent_barrier", "barrier_mismatch"):
         message, place = _barrier(raw, launch)
     elif kind in ("invalid_read", "invalid_write", "invalid_access"):
