@@ -149,7 +149,7 @@ typedef struct {
     u32 clk;                 /* its own clock: one more at each mbarrier arrive (see "mbarriers") */
     int mbar;                /* parked: which mbarrier of the block (index), */
     i64 mbar_phase;          /* the phase it waits to see completed, */
-    int mbar_gen, mbar_blocking, mbar_polled; /* the barrier's init, a blocking wait, resumed to poll */
+    int mbar_gen, mbar_blocking; /* the barrier's init then; a blocking wait (never polled) */
     u32 mbar_site;           /* and the line of the wait */
     void *stack[SHADOW_DEPTH];
     int depth;
@@ -2049,7 +2049,6 @@ static int mbar_wait(thread_t *t, mbar_t *b, i64 target, int blocking, u32 site)
     t->mbar_phase = target;
     t->mbar_gen = b->gen;
     t->mbar_blocking = blocking;
-    t->mbar_polled = 0;
     t->mbar_site = site;
     swapcontext(&t->ctx, &S.main_ctx);
     if (blocking && b->gen == t->mbar_gen && target < b->phase) {
@@ -2516,7 +2515,7 @@ static int run_cluster(int reverse) {
             polled_at = S.progress;
             for (int i = 0; i < total; i++) {
                 thread_t *t = &S.threads[i];
-                if (t->state == ST_AT_MBAR && !t->mbar_blocking) t->ready = 1, t->mbar_polled = 1;
+                if (t->state == ST_AT_MBAR && !t->mbar_blocking) t->ready = 1;
             }
             continue;
         }
