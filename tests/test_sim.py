@@ -811,3 +811,59 @@ def test_an_mbarrier_nothing_initialised_is_a_finding(book):
     found = only(sim, "mbarrier_uninitialized")
     assert found.line in (line(book, "var token = mbarrier_arrive(bar.ptr)", change),
                           line(book, "while not mbarrier_test_wait(bar.ptr, token):", change))
+
+
+# --- mbarriers in the blocks of a cluster ---------------------------------------------
+# The rings fixture: clusters of four blocks of two warps. Each block steps its own ring
+# with its own mbarrier while the other blocks of its cluster run interleaved with it;
+# then a cluster barrier, and each block writes out the next block's ring.
+
+RING_STEP = "buf[1 - k % 2, t] = buf[k % 2, (t + 1) % RING] + 1"
+
+
+def test_each_block_of_a_cluster_has_its_own_mbarrier_and_clocks(book):
+    """Four blocks alive at once, each parking threads at its own barrier: a phase needs
+    its own block's 64 arrivals (another block's complete nothing), the clocks order each
+    block's steps, and the cluster barrier orders the blocks' rings in global memory."""
+    sim = run_cluster(book, "rings")
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+    assert [c.name for c in sim.cases] == ["3 steps", "4 steps"] and all(c.passed for c in sim.cases)
+
+
+def test_blocking_parity_waits_in_every_block_of_a_cluster_pass(book):
+    """A blocking wait is woken only by its own block's arrivals: each block's threads
+    wake when their block's phase completes, whichever block ran last."""
+    change = (SPIN, "        _ = mbarrier_arrive(bar.ptr)\n"
+                    "        mbarrier_try_wait_parity_shared(bar.ptr, Int32(k % 2), 1000000)\n")
+    sim = run_cluster(book, "rings", change)
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_arriving_without_waiting_in_a_cluster_s_blocks_orders_nothing(book):
+    change = (SPIN, "        _ = mbarrier_arrive(bar.ptr)\n")
+    sim = run_cluster(book, "rings", change)
+    assert only(sim, "shared_race").line == cluster_line(book, RING_STEP, change)
+
+
+def test_an_mbarrier_deadlock_in_one_block_of_a_cluster_names_that_block(book):
+    """One thread of each cluster's rank-2 block never arrives: that block's threads park
+    for good while the other blocks reach the cluster barrier and wait there. The finding
+    is the mbarrier's, in block 2, not the cluster barrier's."""
+    change = ("        var token = mbarrier_arrive(bar.ptr)\n",
+              "        var token = 0\n        if t != 5 or block_idx.x % CLUSTER != 2:\n"
+              "            token = mbarrier_arrive(bar.ptr)\n")
+    sim = run_cluster(book, "rings", change)
+    assert sim.status == Status.FAIL and sim.seconds < 10
+    found = only(sim, "mbarrier_deadlock")
+    assert found.line == cluster_line(book, "while not mbarrier_test_wait(bar.ptr, token):", change)
+    values = found.message.values
+    assert (values["block"], values["needs"], values["arrived"], values["parked"]) == ("2", 64, 63, 64)
+    assert not kinds(sim) & {"divergent_cluster_barrier", "cluster_barrier_mismatch"}
+
+
+def test_blocks_that_use_mbarriers_still_need_the_cluster_barrier(book):
+    change = ("    cluster_sync()\n    var rank", "    var rank")
+    sim = run_cluster(book, "rings", change)
+    race = only(sim, "global_race")
+    assert {race.line, race.other_line} == {cluster_line(book, "rings[base + t] = buf", change),
+                                            cluster_line(book, "output[base + t] = rings[next * RING + t]", change)}
