@@ -190,6 +190,7 @@ def test_a_gpu_launcher_is_allowed_memory_for_the_buffers_it_moves(root):
 
     _, _, plan = plan_for("p21")
     every = list(range(len(plan.cases)))
-    moved = sum(b.nbytes for spec in plan.cases for b in spec.buffers.values())
+    moved = plan.input_bytes + sum(b.nbytes for spec in plan.cases for b in spec.outputs())
     assert own_memory_mb(plan, every, "gpu") == 4 * moved // (1 << 20)
+    assert own_memory_mb(plan, [], "gpu") == 4 * plan.input_bytes // (1 << 20)  # the whole file is read
     assert own_memory_mb(plan, every, "sim") == 0  # the simulator's buffers are the kernel's memory

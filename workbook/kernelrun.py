@@ -181,14 +181,16 @@ def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, i
 
 def own_memory_mb(plan: Plan, cases: list[int], mode: str) -> int:
     """What a launcher needs for the workbook's own data, on top of the learner's memory
-    allowance: on a GPU the inputs are read in, staged in host buffers the driver pins and
-    mirrors, and the outputs come back the same way, about four times the bytes; a timed
-    case of 272 MB took p31's launcher past a 4 GB limit. The simulator's buffers are the
-    kernel's own memory there, and stay under the learner's allowance."""
+    allowance: on a GPU it reads the whole inputs file (every case's, the timed ones'
+    included, into a buffer that grows by doubling), stages the inputs in host buffers the
+    driver pins and mirrors, and brings the outputs back the same way: about four times
+    the bytes. p31's 272 MB timed tables took its launcher past a 4 GB limit (a 2 GB
+    allocation failed). The simulator's buffers are the kernel's own memory there, and
+    stay under the learner's allowance."""
     if mode != "gpu":
         return 0
     specs = [*plan.cases, *plan.timed]
-    moved = sum(b.nbytes for i in cases if 0 <= i < len(specs) for b in specs[i].buffers.values())
+    moved = plan.input_bytes + sum(b.nbytes for i in cases if 0 <= i < len(specs) for b in specs[i].outputs())
     return 4 * moved // limits.MB
 
 
