@@ -489,15 +489,22 @@ def _traffic(raw: dict, where: str) -> TrafficLimit:
     return TrafficLimit(str(raw.get("kernel", "")), access, tuple(limits), _why(raw, where))
 
 
-def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
-    unknown = set(raw) - {"kernel", "loads", "stores", "why"}
+def _launched_kernel(raw: dict, where: str, launches: tuple[Launch, ...], keys: tuple[str, ...]) -> str:
+    """A per-kernel rule's kernel (PTX, occupancy): only `keys` allowed, and the kernel one
+    this part launches itself."""
+    unknown = set(raw) - set(keys)
     if unknown:
-        raise ManifestError(f"{where}: unknown keys {sorted(unknown)}; use kernel, loads, stores, why")
+        raise ManifestError(f"{where}: unknown keys {sorted(unknown)}; use {', '.join(keys)}")
     kernel = _require(raw, "kernel", str, where)
     kernels = sorted({ln.name for ln in launches if not ln.host})
     if kernel not in kernels:
         launched = ", ".join(kernels) or "none"
         raise ManifestError(f"{where}: kernel '{kernel}' is not one this part launches ({launched})")
+    return kernel
+
+
+def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
+    kernel = _launched_kernel(raw, where, launches, ("kernel", "loads", "stores", "why"))
     rules = {k: raw.get(k, "") for k in ("loads", "stores")}
     for key, value in rules.items():
         if value and value not in PTX_RULES:
@@ -508,14 +515,7 @@ def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
 
 
 def _occupancy_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> OccupancyRule:
-    unknown = set(raw) - {"kernel", "min_occupancy", "why"}
-    if unknown:
-        raise ManifestError(f"{where}: unknown keys {sorted(unknown)}; use kernel, min_occupancy, why")
-    kernel = _require(raw, "kernel", str, where)
-    kernels = sorted({ln.name for ln in launches if not ln.host})
-    if kernel not in kernels:
-        launched = ", ".join(kernels) or "none"
-        raise ManifestError(f"{where}: kernel '{kernel}' is not one this part launches ({launched})")
+    kernel = _launched_kernel(raw, where, launches, ("kernel", "min_occupancy", "why"))
     least = raw.get("min_occupancy")
     if isinstance(least, bool) or not isinstance(least, (int, float)) or not 0 < least <= 1:
         raise ManifestError(f"{where}.min_occupancy is the share of an SM's warp slots, more than 0 and at most "

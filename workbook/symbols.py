@@ -118,13 +118,16 @@ class Resolver:
                 return real
         return None
 
-    def _text(self, real: Path, line: int) -> str:
+    def _lines_of(self, real: Path) -> list[str]:
         if real not in self._lines:
             try:
                 self._lines[real] = real.read_text(encoding="utf-8").splitlines()
             except (OSError, UnicodeDecodeError):
                 self._lines[real] = []
-        lines = self._lines[real]
+        return self._lines[real]
+
+    def _text(self, real: Path, line: int) -> str:
+        lines = self._lines_of(real)
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
     def resolve(self, binary: Path, sites: list, wanted: set[int], hints: dict[int, str] | None = None
@@ -189,8 +192,7 @@ class Resolver:
         real = self._real(file)
         if real is None:
             return []
-        self._text(real, 1)
-        lines = self._lines.get(real, [])
+        lines = self._lines_of(real)
         for n in range(at + 1, len(lines) + 1):
             text = lines[n - 1]
             if text.startswith(("def ", "fn ", "struct ")):
