@@ -45,6 +45,18 @@ def test_flops_against_the_gpus_fp32_peak(root):
     assert s.bytes is None and s.percent_of_peak_bandwidth is None
 
 
+def test_tensor_core_flops_against_the_peak_of_their_precision(root):
+    """p33 counts tensor float 32 FLOPs and p36 bfloat16 ones: each is set against the
+    tensor cores' dense peak for that precision, not the CUDA cores' float32."""
+    names = {"m": 2048, "k": 2048, "n": 2048}
+    for pid, part_id, precision, peak in (("p33", "tensor_core", "tf32", 494_500), ("p36", "gemm", "bf16", 989_500)):
+        part = catalog.load(pid).part(part_id)
+        assert part.speed.precision == precision
+        s = speed.measure(part, {"name": "t"}, names, [1_000_000] * 20, "NVIDIA H200")
+        assert s.precision == precision and s.peak_gflop_per_s == peak
+        assert s.percent_of_peak_flops == pytest.approx(100 * s.gflop_per_s / peak)
+
+
 def test_an_unknown_gpu_gets_no_percentage(root):
     s = speed.measure(p21_part(root), {"name": "t"}, P21_NAMES, [50_000] * 20, "Some Other GPU")
     assert s.measured and s.gb_per_s is not None
@@ -82,6 +94,7 @@ def test_the_manifests_declare_p21_and_p16(root):
     ({"flops": True}, "must be a size expression"),
     ({"bytes": "n", "launches": 1}, "launches must be a whole number from 3 to 1000"),
     ({"bytes": "n", "warmup": -1}, "warmup must be a whole number from 0 to 100"),
+    ({"flops": "n", "precision": "fp16"}, "precision must be one of ('fp32', 'tf32', 'bf16')"),
     ("fast", "must be a table"),
 ])
 def test_a_bad_speed_table_says_what_is_wrong(raw, words):

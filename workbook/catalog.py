@@ -29,6 +29,9 @@ else:  # pragma: no cover
 DEVICES = ("cpu", "gpu")
 KINDS = ("kernel", "op")
 DTYPES = ("float32", "float64", "int32", "int64")
+# An input may also be bfloat16 (p36's tensor-core operands): the reference gives float32
+# values that bfloat16 holds exactly, and the launcher writes their top 16 bits.
+INPUT_DTYPES = (*DTYPES, "bfloat16")
 ID_PATTERN = re.compile(r"^p\d{1,6}$")
 MAX_TOLERANCE = 1.0
 MAX_ID = 40  # longer than any id with its part
@@ -127,7 +130,10 @@ class TrafficLimit:
     why: dict[str, str]
 
 
-SPEED_KEYS = ("bytes", "flops", "warmup", "launches", "max_ratio_to_solution")
+SPEED_KEYS = ("bytes", "flops", "precision", "warmup", "launches", "max_ratio_to_solution")
+# The arithmetic `flops` counts, for the GPU's peak it is set against: plain float32 on
+# the CUDA cores, or the tensor cores' tensor float 32 or bfloat16 (speed.PEAKS).
+PRECISIONS = ("fp32", "tf32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,7 @@ class Speed:
 
     bytes: str = ""
     flops: str = ""
+    precision: str = "fp32"
     warmup: int = 3  # launches first, not timed
     launches: int = 20  # timed launches: the median and the fastest are reported
     # A verdict: the part fails on the GPU when its median is more than this many times the
@@ -189,7 +196,8 @@ class Part:
     # The cases the graph stage runs through MAX (default: all). MAX compiles one graph
     # per shape, 15-30 s each; every case already ran the same kernels directly.
     graph_cases: tuple[str, ...] = ()
-    dtypes: dict[str, str] = field(default_factory=dict)  # output name -> dtype (default float32)
+    # output name -> dtype (default float32); an input named here is stored so (bfloat16)
+    dtypes: dict[str, str] = field(default_factory=dict)
     accumulate: tuple[str, ...] = ()  # outputs the kernel adds into: zeroed, launched twice, halved
     scratch: tuple[Scratch, ...] = ()
     # Repeated GPU runs must agree bit for bit, unless the kernel sums with float
@@ -212,6 +220,10 @@ class Part:
 
     def output_dtype(self, name: str) -> str:
         return self.dtypes.get(name, "float32")
+
+    def input_dtype(self, name: str, given: str) -> str:
+        """How input `name` is stored on the device: its dtypes entry, else the reference's dtype."""
+        return self.dtypes.get(name, given)
 
 
 @dataclass(frozen=True)
@@ -553,11 +565,15 @@ def _speed(raw, where: str) -> Speed | None:
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise ManifestError(f"{where}.{key} must be a whole number from {low} to {high}, not {value!r}")
         counts[key] = value
+    precision = raw.get("precision", "fp32")
+    if precision not in PRECISIONS:
+        raise ManifestError(f"{where}.precision must be one of {PRECISIONS}, not {precision!r}")
     ratio = raw.get("max_ratio_to_solution", 0.0)
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not (ratio == 0 or ratio >= 1):
         raise ManifestError(f"{where}.max_ratio_to_solution must be a number of at least 1 (the solution's "
                             f"own time), not {ratio!r}")
-    return Speed(str(raw.get("bytes", "")), str(raw.get("flops", "")), **counts, max_ratio_to_solution=float(ratio))
+    return Speed(str(raw.get("bytes", "")), str(raw.get("flops", "")), precision, **counts,
+                 max_ratio_to_solution=float(ratio))
 
 
 def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, ops: tuple[str, ...]) -> Part:
@@ -592,9 +608,11 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         raise ManifestError(f"{where}: say why atol and rtol are what they are: tolerance = \"...\"")
     outputs = _names(_require(raw, "outputs", list, where), f"{where}.outputs")
     dtypes = {str(k): str(v) for k, v in raw.get("dtypes", {}).items()}
+    inputs_named = [str(n) for n in raw.get("inputs", [])]
     for name, dtype in dtypes.items():
-        if dtype not in DTYPES:
-            raise ManifestError(f"{where}.dtypes.{name} must be one of {DTYPES}")
+        allowed = INPUT_DTYPES if name in inputs_named else DTYPES
+        if dtype not in allowed:
+            raise ManifestError(f"{where}.dtypes.{name} must be one of {allowed}")
     accumulate = _names(raw.get("accumulate", []), f"{where}.accumulate")
     if not set(accumulate) <= set(outputs):
         raise ManifestError(f"{where}.accumulate must name outputs")

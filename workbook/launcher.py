@@ -28,7 +28,9 @@ import numpy as np
 
 from .catalog import Part, Puzzle, evaluate
 
-MOJO_DTYPE = {"float32": "DType.float32", "float64": "DType.float64", "int32": "DType.int32", "int64": "DType.int64"}
+MOJO_DTYPE = {"float32": "DType.float32", "float64": "DType.float64", "int32": "DType.int32", "int64": "DType.int64",
+              "bfloat16": "DType.bfloat16"}
+ITEMSIZE = {"bfloat16": 2}  # dtypes NumPy has no name for
 ALIGN = 64
 # Blocks in one thread-block cluster: the portable limit on NVIDIA GPUs (the simulator's too).
 MAX_CLUSTER = 8
@@ -51,7 +53,7 @@ class Buffer:
 
     @property
     def elem(self) -> int:
-        return np.dtype(self.dtype).itemsize
+        return ITEMSIZE.get(self.dtype) or np.dtype(self.dtype).itemsize
 
     @property
     def nbytes(self) -> int:
@@ -148,8 +150,9 @@ def _spec(puzzle: Puzzle, part: Part, case: dict, want: dict, index: int, offset
     buffers: dict[str, Buffer] = {}
     for name in part.inputs:
         array = np.asarray(case["inputs"][name])
-        buffers[name] = Buffer(name, "input", array.dtype.name, tuple(array.shape), offset)
-        offset += -(-array.nbytes // ALIGN) * ALIGN
+        buf = Buffer(name, "input", part.input_dtype(name, array.dtype.name), tuple(array.shape), offset)
+        buffers[name] = buf
+        offset += -(-buf.nbytes // ALIGN) * ALIGN
     for name in part.outputs:
         if name not in want:
             raise PlanError(f"{puzzle.id}.{part.id}: the reference gives no expected '{name}'")
@@ -180,9 +183,21 @@ def write_inputs(plan: Plan, parts_cases: list[dict], path, timed_cases: list[di
     for spec, case in zip([*plan.cases, *plan.timed], [*parts_cases, *timed_cases]):
         for name in spec.part.inputs:
             buf = spec.buffers[name]
-            raw = np.ascontiguousarray(case["inputs"][name]).tobytes()
+            raw = _stored(buf, case["inputs"][name])
             data[buf.offset:buf.offset + len(raw)] = raw
     path.write_bytes(bytes(data))
+
+
+def _stored(buf: Buffer, values) -> bytes:
+    """An input's bytes as the device holds them. bfloat16: the top half of each float32,
+    which must hold the value exactly (the reference's promise; a rounded input would make
+    the expected output wrong, not the kernel)."""
+    if buf.dtype != "bfloat16":
+        return np.ascontiguousarray(values).tobytes()
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    if np.any(bits & 0xFFFF):
+        raise PlanError(f"input '{buf.name}' holds values bfloat16 can't hold exactly")
+    return (bits >> 16).astype(np.uint16).tobytes()
 
 
 def read_outputs(plan: Plan, path, selected: list[int], repeats: int) -> dict[int, list[list[np.ndarray]]]:

@@ -180,6 +180,11 @@ def render_part(console: Console, result: PuzzleResult, part: PartResult) -> Non
             render_device(console, part, dev, "graph")
 
 
+def _precision(precision: str) -> str:
+    """The tensor cores' precision after a FLOP rate (plain float32 says nothing)."""
+    return "" if precision == "fp32" else f" ({precision})"
+
+
 def _amount(value: float, unit: str) -> str:
     """2.68e8 B -> '268 MB': decimal prefixes, three figures."""
     for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -212,8 +217,8 @@ def render_speed(console: Console, result: PuzzleResult) -> None:
             work = " + ".join(w for w in (_amount(s.bytes, "B") if s.bytes is not None else "",
                                           _amount(s.flops, "FLOP") if s.flops is not None else "") if w)
             rate = " + ".join(r for r in (_amount(s.gb_per_s * 1e9, "B/s") if s.gb_per_s is not None else "",
-                                          _amount(s.gflop_per_s * 1e9, "FLOP/s") if s.gflop_per_s is not None
-                                          else "") if r)
+                                          _amount(s.gflop_per_s * 1e9, "FLOP/s") + _precision(s.precision)
+                                          if s.gflop_per_s is not None else "") if r)
             peaks = [v for v in (s.percent_of_peak_bandwidth, s.percent_of_peak_flops) if v is not None]
             row = [part.id, f"{s.median_us:.1f}", f"{s.min_us:.1f}", work, rate,
                    " + ".join(f"{v:.0f}%" for v in peaks) or "—"]

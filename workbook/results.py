@@ -237,6 +237,7 @@ class Speed:
     percent_of_peak_bandwidth: float | None = None
     percent_of_peak_flops: float | None = None
     peak_source: str = ""
+    precision: str = "fp32"  # what the FLOPs are counted in, and the peak they are set against
     gpu: str = ""
     ratio_to_fastest: float | None = None  # with several timed parts: this median over the fastest's
     method: Msg | None = None

@@ -19,13 +19,16 @@ from .catalog import Part, evaluate
 from .i18n import msg
 from .results import Speed
 
-# The GPU's name as the driver gives it -> (memory bandwidth in bytes/s, FP32 FLOP/s
-# without tensor cores, where the numbers come from). SXM parts.
-PEAKS: dict[str, tuple[float, float, str]] = {
-    "NVIDIA H100 80GB HBM3": (3.35e12, 67e12,
-                              "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 3.35 TB/s HBM3, 67 TFLOPS FP32"),
-    "NVIDIA H200": (4.8e12, 67e12,
-                    "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 4.8 TB/s HBM3e, 67 TFLOPS FP32"),
+# The GPU's name as the driver gives it -> (memory bandwidth in bytes/s, FLOP/s per
+# precision, where the numbers come from). SXM parts. Tensor-core figures are dense: the
+# datasheets print twice these "with sparsity", which a dense matrix multiply never gets.
+PEAKS: dict[str, tuple[float, dict[str, float], str]] = {
+    "NVIDIA H100 80GB HBM3": (3.35e12, {"fp32": 67e12, "tf32": 494.5e12, "bf16": 989.5e12},
+                              "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: 3.35 TB/s HBM3, 67 TFLOPS FP32, "
+                              "tensor cores 494.5 TFLOPS TF32 and 989.5 TFLOPS BF16 dense"),
+    "NVIDIA H200": (4.8e12, {"fp32": 67e12, "tf32": 494.5e12, "bf16": 989.5e12},
+                    "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: 4.8 TB/s HBM3e, 67 TFLOPS FP32, "
+                    "tensor cores 494.5 TFLOPS TF32 and 989.5 TFLOPS BF16 dense"),
 }
 
 
@@ -48,7 +51,9 @@ def measure(part: Part, case: dict, names: dict[str, int], times_ns: list[int], 
                    median_us=median_s * 1e6, min_us=fastest_s * 1e6, method=method(part), gpu=gpu)
     peak = PEAKS.get(gpu)
     if peak is not None:
-        result.peak_gb_per_s, result.peak_gflop_per_s, result.peak_source = peak[0] / 1e9, peak[1] / 1e9, peak[2]
+        result.peak_gb_per_s, result.peak_source = peak[0] / 1e9, peak[2]
+        result.peak_gflop_per_s = peak[1][part.speed.precision] / 1e9
+    result.precision = part.speed.precision
     if part.speed.bytes:
         result.bytes = evaluate(part.speed.bytes, names)
         result.gb_per_s = result.bytes / median_s / 1e9
