@@ -194,3 +194,28 @@ def test_a_gpu_launcher_is_allowed_memory_for_the_buffers_it_moves(root):
     assert own_memory_mb(plan, every, "gpu") == 4 * moved // (1 << 20)
     assert own_memory_mb(plan, [], "gpu") == 4 * plan.input_bytes // (1 << 20)  # the whole file is read
     assert own_memory_mb(plan, every, "sim") == 0  # the simulator's buffers are the kernel's memory
+
+
+def test_bfloat16_inputs_are_stored_as_their_top_16_bits(root, tmp_path):
+    """p36's a and w are bfloat16 on the device: two bytes a value in the inputs file,
+    the top half of the float32 the reference gave, and a typed device buffer."""
+    _, parts, plan = plan_for("p36", seeded=False)
+    (part, cases, _), = parts
+    spec = plan.cases[0]
+    a = spec.buffers["a"]
+    assert a.dtype == "bfloat16" and a.elem == 2 and a.nbytes == 64 * 16 * 2
+    assert spec.buffers["output"].dtype == "float32"
+    launcher.write_inputs(plan, cases, tmp_path / "inputs.bin")
+    raw = (tmp_path / "inputs.bin").read_bytes()
+    stored = np.frombuffer(raw, dtype=np.uint16, count=a.count, offset=a.offset)
+    back = (stored.astype(np.uint32) << 16).view(np.float32).reshape(a.shape)
+    assert np.array_equal(back, cases[0]["inputs"]["a"])
+    assert "h.device_input[DType.bfloat16]" in launcher.generate(plan, "gpu")
+
+
+def test_a_value_bfloat16_cannot_hold_is_the_references_mistake(root, tmp_path):
+    _, parts, plan = plan_for("p36", seeded=False)
+    (part, cases, _), = parts
+    cases[0]["inputs"]["a"] = cases[0]["inputs"]["a"] + np.float32(2 ** -12)  # past bfloat16's 8 bits
+    with pytest.raises(launcher.PlanError, match="'a'.*bfloat16"):
+        launcher.write_inputs(plan, cases, tmp_path / "inputs.bin")
