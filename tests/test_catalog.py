@@ -191,3 +191,16 @@ def test_traffic_limits_are_read(root):
     assert [(t.kernel, t.access, t.limits) for t in part.traffic] == [
         ("embedding_coalesced", "", (("max_sectors_per_request", 8.0),))]
     assert catalog.load("p21").parts[1].show_traffic
+
+
+@pytest.mark.parametrize("dtypes, message", [
+    ('{ a = "float64", w = "bfloat16" }', r"dtypes.a must be one of \('bfloat16',\)"),
+    ('{ a = "bfloat16", w = "bfloat16", output = "bfloat16" }', "dtypes.output must be one of"),
+])
+def test_only_bfloat16_is_said_of_an_input_and_never_of_an_output(root, dtypes, message):
+    """An input's dtype is its reference array's; dtypes may only make it bfloat16 (whose
+    bits the launcher writes). Any other would be one type's bytes read as another."""
+    path = root / "puzzles/p36/puzzle.toml"
+    path.write_text(path.read_text().replace('dtypes = { a = "bfloat16", w = "bfloat16" }', f"dtypes = {dtypes}"))
+    with pytest.raises(catalog.CatalogError, match=message):
+        catalog.load("p36")

@@ -29,9 +29,11 @@ else:  # pragma: no cover
 DEVICES = ("cpu", "gpu")
 KINDS = ("kernel", "op")
 DTYPES = ("float32", "float64", "int32", "int64")
-# An input may also be bfloat16 (p36's tensor-core operands): the reference gives float32
-# values that bfloat16 holds exactly, and the launcher writes their top 16 bits.
-INPUT_DTYPES = (*DTYPES, "bfloat16")
+# What dtypes may say of an input (its dtype is otherwise the reference array's): bfloat16,
+# for p36's tensor-core operands. The reference gives float32 values that bfloat16 holds
+# exactly, and the launcher writes their top 16 bits. Any other dtype would be bytes of one
+# type read as another.
+INPUT_DTYPES = ("bfloat16",)
 ID_PATTERN = re.compile(r"^p\d{1,6}$")
 MAX_TOLERANCE = 1.0
 MAX_ID = 40  # longer than any id with its part
@@ -196,7 +198,7 @@ class Part:
     # The cases the graph stage runs through MAX (default: all). MAX compiles one graph
     # per shape, 15-30 s each; every case already ran the same kernels directly.
     graph_cases: tuple[str, ...] = ()
-    # output name -> dtype (default float32); an input named here is stored so (bfloat16)
+    # output name -> dtype (default float32); input name -> bfloat16 (INPUT_DTYPES)
     dtypes: dict[str, str] = field(default_factory=dict)
     accumulate: tuple[str, ...] = ()  # outputs the kernel adds into: zeroed, launched twice, halved
     scratch: tuple[Scratch, ...] = ()
