@@ -113,8 +113,8 @@ def matmul_kernel[m: Int, k: Int, n: Int, a_box: Coord, w_box: Coord](
         var a_desc = WGMMADescriptor.create[0, 0](a_smem.ptr)
         var w_desc = WGMMADescriptor.create[0, 0](w_smem.ptr)
 
-        # The warpgroup's multiply: fence (the registers of acc are ready), start
-        # it, close the group, wait for it. acc += A tile x W tile^T.
+        # The warpgroup's multiply: fence (the registers of acc are ready),
+        # start it, close the group, wait for it. acc += A tile x W tile^T.
         wgmma_fence_aligned()
         acc = wgmma_async[BM, BN, BK, a_type=bf16, b_type=bf16](a_desc, w_desc, acc)
         wgmma_commit_group_sync()

@@ -157,8 +157,8 @@ def matmul_kernel[m: Int, k: Int, n: Int, a_box: Coord, w_box: Coord](
         # phase's parity alternates, 0, 1, 0, ... (about 9 lines)
         #ko FILL IN: 스레드 0이 이번 걸음의 복사가 가져올 바이트 수를 배리어에
         #ko 알리고(bar[0].expect_bytes(Int32(...))) 복사를 시작합니다. 걸음의 k 값
-        #ko 16개 중 절반 h = 0, 1마다 a_tma.async_copy(tile, bar[0], (열, 행))이 그
-        #ko 열과 행에 있는 a의 상자를 a_smem.tile[BM, CORE](h, 0)에 복사하고, w도
+        #ko 16개 중 절반 h = 0, 1마다 a_tma.async_copy(tile, bar[0], (열, 행))이
+        #ko 그 열과 행에 있는 a의 상자를 a_smem.tile[BM, CORE](h, 0)에 복사하고, w도
         #ko 같은 식으로 w_smem에 복사합니다. 그다음 모든 스레드가 이번 걸음의
         #ko 페이즈를 기다립니다: bar[0].wait(UInt32(...)). 페이즈의 패리티는 0, 1,
         #ko 0, ... 으로 번갈아 바뀝니다. (9줄 정도)
@@ -184,10 +184,10 @@ def matmul_kernel[m: Int, k: Int, n: Int, a_box: Coord, w_box: Coord](
         var w_desc = WGMMADescriptor.create[128 // 16, 128 // 16](w_smem.ptr)
         # END FILL IN
 
-        # The warpgroup's multiply: fence (the registers of acc are ready), start
-        # it, close the group, wait for it. acc += A tile x W tile^T.
-        #ko 워프그룹의 곱셈: 펜스(acc의 레지스터가 준비됨), 시작, 그룹 닫기, 기다리기.
-        #ko acc += A 타일 x W 타일^T.
+        # The warpgroup's multiply: fence (the registers of acc are ready),
+        # start it, close the group, wait for it. acc += A tile x W tile^T.
+        #ko 워프그룹의 곱셈: 펜스(acc의 레지스터가 준비됨), 시작, 그룹 닫기,
+        #ko 기다리기. acc += A 타일 x W 타일^T.
         wgmma_fence_aligned()
         acc = wgmma_async[BM, BN, BK, a_type=bf16, b_type=bf16](a_desc, w_desc, acc)
         wgmma_commit_group_sync()
