@@ -43,6 +43,25 @@ def test_a_child_past_its_memory_limit_is_stopped_and_says_why(tmp_path):
     assert outcome.limit is not None and outcome.limit.key == "limits.memory"
 
 
+def test_a_child_that_dies_of_its_limit_between_two_looks_still_says_why(tmp_path, monkeypatch):
+    """A kernel that fills 400 MB and aborts at once (a failed malloc) is told as the memory
+    limit, never as a bare signal: no look at its memory comes in time (the looks are turned
+    off here), and a bigger child before it (a compiler, in a test worker) must not hide it.
+    Under load in CI this came back as run.died_signal."""
+    import workbook.processes as processes
+
+    with Children() as children:  # not learner code: no limit; 600 MB, then it ends well
+        children.run([sys.executable, "-c", "b = b'x' * (600 << 20)"], timeout=60, log=tmp_path / "big",
+                     cwd=tmp_path)
+    monkeypatch.setattr(processes, "WATCH_EVERY", 3600.0)
+    hog = "import os\nb = b'x' * (400 << 20)\nos.abort()"
+    with Children(limits=Limits(memory_mb=450)) as children:
+        outcome = children.run([sys.executable, "-c", hog], timeout=60, log=tmp_path / "log", cwd=tmp_path,
+                               learner=True)
+    assert outcome.returncode == -6
+    assert outcome.limit is not None and outcome.limit.key == "limits.memory"
+
+
 def test_a_child_that_prints_too_much_is_stopped_and_its_log_stays_small(tmp_path):
     """The issue's kernel printed 79 MB and passed; its log now ends at the limit."""
     with Children(limits=Limits(file_mb=4)) as children:

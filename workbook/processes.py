@@ -36,7 +36,6 @@ import ctypes
 import dataclasses
 import itertools
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -90,7 +89,6 @@ class Child:
         self.started = time.monotonic()
         self.peak = 0  # the most memory one of its processes was seen using
         self.folder_full = False
-        self.children_peak = _children_peak()  # what reaped descendants had used, when it started
 
     @property
     def pid(self) -> int:
@@ -107,6 +105,20 @@ class Child:
                 return f.read().decode("utf-8", errors="replace")[-limit:]
         except OSError:
             return ""
+
+    def poll(self) -> int | None:
+        """Its exit code once it ended, else None. It is reaped with wait4, whose count of
+        the most memory it (or a process it waited for) held is exact, however fast it grew
+        and died between two looks; a sampled peak alone missed such a death under load."""
+        if self.proc.returncode is None:
+            try:
+                pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere (a kill from another thread)
+                return self.proc.poll()
+            if pid:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.peak = max(self.peak, usage.ru_maxrss * 1024)
+        return self.proc.returncode
 
     def returncode(self) -> int | None:
         """Its exit code; a sandbox reports a death by signal N as 128 + N, told here as -N."""
@@ -130,9 +142,6 @@ class Child:
 
     def outcome(self, seconds: float) -> Outcome:
         code = self.returncode()
-        peak = _children_peak()
-        if peak > self.children_peak:  # a descendant reaped meanwhile (this one, most likely) peaked higher
-            self.peak = max(self.peak, peak)
         limit = None
         if self.limits is not None:
             size = self.log.stat().st_size if self.log is not None and self.log.exists() else 0
@@ -147,12 +156,6 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return psutil.Process(pid).children(recursive=True)
     except psutil.Error:
         return []
-
-
-def _children_peak() -> int:
-    """The largest resident size any reaped descendant reached (the kernel keeps it, so a
-    child that grew and died between two looks is still seen)."""
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
 
 def _subreaper() -> None:
@@ -279,7 +282,7 @@ class Children:
         asks the child to stop and say where it was, sent at the limit; it is killed if
         it has not ended a moment later."""
         looked = 0.0
-        while child.proc.poll() is None:
+        while child.poll() is None:
             if self.cancelled.is_set():
                 self.kill(child)
                 return Outcome(None, cancelled=True, seconds=time.monotonic() - child.started)
