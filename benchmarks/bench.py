@@ -75,6 +75,7 @@ class Sample:
     load: float | None = None
     first_verdict: float | None = None  # seconds from the edit to the first device's verdict
     stages: dict[str, float] = field(default_factory=dict)  # the engine's own stage timings (--json)
+    puzzles: dict[str, dict] = field(default_factory=dict)  # check --all: each puzzle's status, seconds, stages
 
 
 @dataclass
@@ -123,7 +124,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
     if rc != 0:
         log(f"exit code {rc} from {' '.join(cmd)}:\n{out[-1500:]}")
     return Sample(seconds, rc, usage.ru_utime + usage.ru_stime - cpu, load, _first_verdict(out, seconds),
-                  _stages(out))
+                  _stages(out), _puzzles(out))
 
 
 def _stages(out: str) -> dict[str, float]:
@@ -133,6 +134,17 @@ def _stages(out: str) -> dict[str, float]:
         result = doc["puzzles"][0] if "puzzles" in doc else doc
         return {k: float(v) for k, v in (result.get("stages") or {}).items()}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return {}
+
+
+def _puzzles(out: str) -> dict[str, dict]:
+    """From a `check --all --json` report: each puzzle's status, seconds and stages, so a cold
+    run says which puzzles were the long poles."""
+    try:
+        doc = json.loads(out[out.index("{"):])
+        return {p["id"]: {"status": p.get("status"), "seconds": p.get("seconds"), "cached": p.get("cached"),
+                          "stages": p.get("stages") or {}} for p in doc["puzzles"]} if "puzzles" in doc else {}
+    except (ValueError, KeyError, TypeError, AttributeError):
         return {}
 
 
@@ -377,8 +389,61 @@ def table(rows: list[Row], gpu: bool) -> str:
                          f"{(f'<= {target:g}' if target else ''):>7}  {max(loads) if loads else 0:.1f}")
             if row.stages:
                 lines.append("    " + "  ".join(f"{name} {sec:.2f}" for name, sec in row.stages.items()))
+            checked = row.samples[0].puzzles if row.samples else {}
+            if checked and not all(p.get("cached") for p in checked.values()):
+                slowest = sorted(checked.items(), key=lambda item: -(item[1].get("seconds") or 0))[:8]
+                lines.append(f"    {row.samples[0].cpu_seconds:.0f} CPU-seconds; the slowest: " + ", ".join(
+                    f"{pid} {p.get('seconds') or 0:.0f}" for pid, p in slowest))
     lines.append("seconds: the whole command, median; first: until the first device's verdict (--json), median;")
     lines.append("indented: the engine's stages (build/link per program, run per device, judge), median seconds")
+    return "\n".join(lines)
+
+
+def goals(rows: list[Row], cpus: int) -> list[dict]:
+    """Issue 24's goals, each from rows of this one run: the edit-to-verdict ratios to a trivial
+    `mojo build` on the same machine, `--quick` against the full run, and the course check cold
+    (with the floor a perfect schedule could reach: its CPU-seconds over the cores) and warm."""
+    found = {(r.puzzle, r.what): r for r in rows if r.samples}
+    out: list[dict] = []
+
+    def goal(what: str, value: float | None, limit: float, unit: str, note: str = "") -> None:
+        if value is not None:
+            out.append({"goal": what, "value": round(value, 2), "limit": limit, "unit": unit,
+                        "met": value <= limit, "note": note})
+
+    trivial = found.get(("mojo", "trivial"))
+    for puzzle in ("p01", "p18"):
+        quick, full = found.get((puzzle, "quick")), found.get((puzzle, "full"))
+        if trivial and trivial.seconds and quick:
+            goal(f"{puzzle}: edit to first verdict (--quick) / trivial build", quick.first_verdict / trivial.seconds
+                 if quick.first_verdict else None, 2.0, "x")
+            goal(f"{puzzle}: the whole --quick command / trivial build", quick.seconds / trivial.seconds, 3.0, "x")
+        if quick and full and quick.first_verdict and full.first_verdict:
+            goal(f"{puzzle}: --quick's first verdict / the full run's", quick.first_verdict / full.first_verdict,
+                 1.1, "x", "--quick never slower than full (the same work up to it; medians within 10%)")
+            goal(f"{puzzle}: the full run's first verdict / --quick's", full.first_verdict / quick.first_verdict,
+                 1.25, "x", "sanitizers and graphs start after the first verdict and never delay it")
+    cold, warm = found.get(("all", "cold")), found.get(("all", "warm"))
+    if cold:
+        sample = cold.samples[0]
+        goal("check --all --solutions, cold", sample.seconds, 90.0, "s",
+             f"{len(sample.puzzles)} puzzles; {sample.cpu_seconds:.0f} CPU-seconds over {cpus} cores "
+             f"is {sample.cpu_seconds / cpus:.0f} s even for a perfect schedule")
+    if warm:
+        goal("check --all --solutions, nothing changed", warm.samples[0].seconds, 5.0, "s",
+             f"{sum(1 for p in warm.samples[0].puzzles.values() if p.get('cached'))} of "
+             f"{len(warm.samples[0].puzzles)} verdicts from the verdict cache")
+    return out
+
+
+def goals_table(found: list[dict]) -> str:
+    lines = ["", f"{'issue 24 goal':64} {'measured':>9} {'goal':>8}  met"]
+    for g in found:
+        lines.append(f"{g['goal']:64} {g['value']:>8g}{g['unit']} {'<= ' + format(g['limit'], 'g') + g['unit']:>8}  "
+                     f"{'yes' if g['met'] else 'NO'}" + (f"\n    {g['note']}" if g['note'] else ""))
+    cold = [r for r in found if r["goal"].endswith("cold")]
+    if cold:
+        lines.append("(every puzzle's seconds and stages: the JSON's measurements[...].samples[0].puzzles)")
     return "\n".join(lines)
 
 
@@ -411,8 +476,9 @@ def main() -> int:
         rows.append(compile_breakdown(args.repeat))
     if args.check_all:
         rows += check_all(args.jobs)
+    met = goals(rows, meta["machine"]["cpu_count"] or 1)
     result = dict(meta, measurements=[dict(asdict(r), seconds=r.seconds, first_verdict=r.first_verdict, ok=r.ok)
-                                      for r in rows])
+                                      for r in rows], goals=met)
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
     if args.json:
@@ -421,6 +487,7 @@ def main() -> int:
         print(f"date {meta['date']}  GPU: {'; '.join(meta['machine'].get('gpus', [])) or 'none'}  "
               f"CPUs: {meta['machine']['cpu_count']}")
         print(table(rows, gpu))
+        print(goals_table(met))
     return 0 if all(r.ok for r in rows) else 1
 
 
