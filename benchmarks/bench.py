@@ -382,12 +382,12 @@ def table(rows: list[Row], gpu: bool) -> str:
             target = TARGETS.get((puzzle, gpu)) if what == "quick" else None
             loads = [s.load for s in row.samples if s.load is not None]
             label = row.label + ("" if row.ok else "  [FAILED]")
-            first = row.first_verdict if what != "plain" else None
+            first = row.first_verdict if what not in ("plain", "cold", "warm") else None
             first_ratio = f"{first / plain:.2f}x" if first and plain else ""
             lines.append(f"{label:50} {row.seconds:8.2f} {spread:>11} {ratio:>8} "
                          f"{(f'{first:.2f}' if first else ''):>6} {first_ratio:>8} "
                          f"{(f'<= {target:g}' if target else ''):>7}  {max(loads) if loads else 0:.1f}")
-            if row.stages:
+            if row.stages and row.puzzle != "all":  # a course check's are in its puzzles, below
                 lines.append("    " + "  ".join(f"{name} {sec:.2f}" for name, sec in row.stages.items()))
             checked = row.samples[0].puzzles if row.samples else {}
             if checked and not all(p.get("cached") for p in checked.values()):
@@ -459,7 +459,17 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--check-all", action="store_true", help="also time check --all --solutions, cold then warm")
     parser.add_argument("--jobs", help="--jobs for check --all (default: the workbook's)")
+    parser.add_argument("--show", type=Path, help="print the table of a saved --out file instead of measuring")
     args = parser.parse_args()
+    if args.show:
+        saved = json.loads(args.show.read_text(encoding="utf-8"))
+        rows = [Row(m["puzzle"], m["what"], m["label"], [Sample(**s) for s in m["samples"]])
+                for m in saved["measurements"]]
+        print(f"date {saved['date']}  GPU: {'; '.join(saved['machine'].get('gpus', [])) or 'none'}  "
+              f"CPUs: {saved['machine']['cpu_count']}")
+        print(table(rows, saved["gpu"]))
+        print(goals_table(goals(rows, saved["machine"]["cpu_count"] or 1)))
+        return 0
     baseline = checkout(args.baseline) if args.baseline else None
     gpu = has_gpu()
     meta = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "gpu": gpu, "machine": machine(),

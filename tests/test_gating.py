@@ -6,6 +6,9 @@ gating logic; nothing is compiled or run for it, except in the slow test."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from conftest import put_solution
@@ -85,3 +88,22 @@ def test_clusters_need_a_hopper_gpu(root, monkeypatch, capsys):
         main(["list", "--json"])
     rows = {row["id"]: row["gate"] for row in json.loads(capsys.readouterr().out)["puzzles"]}
     assert "9.0" in rows["p34"] and rows["p28"] == ""
+
+
+ASK = ("import sys\nfrom workbook import toolchain\ntoolchain.GPU_DEVICE_NODES = tuple(sys.argv[1:])\n"
+       "print(toolchain.gpu() is None, 'max.driver' in sys.modules)")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="device nodes are Linux's")
+def test_without_a_gpu_device_node_max_is_not_asked(tmp_path):
+    """No NVIDIA, AMD or WSL device node: no GPU, said without importing MAX's driver (0.2 s
+    warm, 0.9 s cold on a laptop, all before the build of the first verdict could start).
+    With one, MAX is asked (and here, without a GPU, says there is none)."""
+    env = {k: v for k, v in os.environ.items() if k != "WORKBOOK_NO_GPU"}
+    absent = subprocess.run([sys.executable, "-c", ASK, str(tmp_path / "nvidia[0-9]*")], env=env,
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert absent == ["True", "False"]
+    (tmp_path / "nvidia0").touch()
+    present = subprocess.run([sys.executable, "-c", ASK, str(tmp_path / "nvidia[0-9]*")], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert present[1] == "True"
