@@ -81,7 +81,10 @@ def test_a_child_dies_with_a_parent_that_was_killed(tmp_path):
 def test_ctrl_c_during_an_endless_kernel_stops_everything(root, tmp_path):
     """The real thing: `workbook run` on a kernel that never ends, and Ctrl-C."""
     shutil.copyfile(DATA / "endless" / "map.mojo", root / "puzzles/p01/map.mojo")
-    env = {**os.environ, "WORKBOOK_ROOT": str(root), "WORKBOOK_RUN_TIMEOUT": "300"}
+    # A cache of its own: no recorded time of p01's solution, which would cut the endless run
+    # at 5 s (timing.py), sometimes before the interrupt under CI's load.
+    env = {**os.environ, "WORKBOOK_ROOT": str(root), "WORKBOOK_RUN_TIMEOUT": "300",
+           "WORKBOOK_CACHE": str(tmp_path / "cache")}
     run = subprocess.Popen([sys.executable, "-m", "workbook", "run", "p01", "--quick"], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            cwd=Path(processes.__file__).parent.parent)
