@@ -123,39 +123,52 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     if rc != 0:
         log(f"exit code {rc} from {' '.join(cmd)}:\n{out[-1500:]}")
-    return Sample(seconds, rc, usage.ru_utime + usage.ru_stime - cpu, load, _first_verdict(out, seconds),
-                  _stages(out), _puzzles(out))
+    doc = _document(out)
+    return Sample(seconds, rc, usage.ru_utime + usage.ru_stime - cpu, load, _first_verdict(doc, seconds),
+                  _stages(doc), _puzzles(doc))
 
 
-def _stages(out: str) -> dict[str, float]:
-    """The engine's stage timings from a `--json` report (the first puzzle's)."""
+def _document(out: str) -> dict:
+    """A `--json` report in a command's output, read once for every figure taken from it
+    ({} when there is none: a failed run)."""
     try:
         doc = json.loads(out[out.index("{"):])
-        result = doc["puzzles"][0] if "puzzles" in doc else doc
-        return {k: float(v) for k, v in (result.get("stages") or {}).items()}
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _first_puzzle(doc: dict) -> dict:
+    """The report of `run` (one puzzle), or the first puzzle's of `check`."""
+    found = doc.get("puzzles") or [doc]
+    return found[0] if isinstance(found[0], dict) else {}
+
+
+def _stages(doc: dict) -> dict[str, float]:
+    """The engine's stage timings (the first puzzle's)."""
+    try:
+        return {k: float(v) for k, v in (_first_puzzle(doc).get("stages") or {}).items()}
+    except (ValueError, TypeError, AttributeError):
         return {}
 
 
-def _puzzles(out: str) -> dict[str, dict]:
-    """From a `check --all --json` report: each puzzle's status, seconds and stages, so a cold
+def _puzzles(doc: dict) -> dict[str, dict]:
+    """From a `check --all` report: each puzzle's status, seconds and stages, so a cold
     run says which puzzles were the long poles."""
     try:
-        doc = json.loads(out[out.index("{"):])
         return {p["id"]: {"status": p.get("status"), "seconds": p.get("seconds"), "cached": p.get("cached"),
-                          "stages": p.get("stages") or {}} for p in doc["puzzles"]} if "puzzles" in doc else {}
-    except (ValueError, KeyError, TypeError, AttributeError):
+                          "stages": p.get("stages") or {}} for p in doc.get("puzzles", [])}
+    except (KeyError, TypeError, AttributeError):
         return {}
 
 
-def _first_verdict(out: str, seconds: float) -> float | None:
-    """From a `--json` report: the whole run less what the engine did after its first
-    verdict (an upper bound: the report's rendering is counted in)."""
+def _first_verdict(doc: dict, seconds: float) -> float | None:
+    """The whole run less what the engine did after its first verdict (an upper bound:
+    the report's rendering is counted in)."""
     try:
-        doc = json.loads(out[out.index("{"):])
-        result = doc["puzzles"][0] if "puzzles" in doc else doc
+        result = _first_puzzle(doc)
         return seconds - result["seconds"] + result["first_verdict"]
-    except (ValueError, KeyError, IndexError, TypeError):
+    except (KeyError, TypeError):
         return None
 
 
@@ -441,10 +454,15 @@ def goals_table(found: list[dict]) -> str:
     for g in found:
         lines.append(f"{g['goal']:64} {g['value']:>8g}{g['unit']} {'<= ' + format(g['limit'], 'g') + g['unit']:>8}  "
                      f"{'yes' if g['met'] else 'NO'}" + (f"\n    {g['note']}" if g['note'] else ""))
-    cold = [r for r in found if r["goal"].endswith("cold")]
-    if cold:
+    if any(g["goal"].endswith("cold") for g in found):
         lines.append("(every puzzle's seconds and stages: the JSON's measurements[...].samples[0].puzzles)")
     return "\n".join(lines)
+
+
+def report(meta: dict, rows: list[Row], met: list[dict]) -> str:
+    """The whole printout of a run (measured now, or saved and shown again)."""
+    return "\n".join([f"date {meta['date']}  GPU: {'; '.join(meta['machine'].get('gpus', [])) or 'none'}  "
+                      f"CPUs: {meta['machine']['cpu_count']}", table(rows, meta["gpu"]), goals_table(met)])
 
 
 def main() -> int:
@@ -465,10 +483,7 @@ def main() -> int:
         saved = json.loads(args.show.read_text(encoding="utf-8"))
         rows = [Row(m["puzzle"], m["what"], m["label"], [Sample(**s) for s in m["samples"]])
                 for m in saved["measurements"]]
-        print(f"date {saved['date']}  GPU: {'; '.join(saved['machine'].get('gpus', [])) or 'none'}  "
-              f"CPUs: {saved['machine']['cpu_count']}")
-        print(table(rows, saved["gpu"]))
-        print(goals_table(goals(rows, saved["machine"]["cpu_count"] or 1)))
+        print(report(saved, rows, goals(rows, saved["machine"]["cpu_count"] or 1)))
         return 0
     baseline = checkout(args.baseline) if args.baseline else None
     gpu = has_gpu()
@@ -494,10 +509,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"date {meta['date']}  GPU: {'; '.join(meta['machine'].get('gpus', [])) or 'none'}  "
-              f"CPUs: {meta['machine']['cpu_count']}")
-        print(table(rows, gpu))
-        print(goals_table(met))
+        print(report(meta, rows, met))
     return 0 if all(r.ok for r in rows) else 1
 
 
