@@ -34,7 +34,9 @@ the same run (so under the same load):
   accesses (WORKBOOK_SIM_WATCH=0: no instrumentation, no line tables), which
   is what watching every access costs;
 - `--baseline REV`: `run --quick` with the workbook of git revision REV (its
-  own copy of workbook/, puzzles/ and solutions/), to compare before/after.
+  own copy of workbook/, puzzles/ and solutions/), to compare before/after;
+  REV may also be a folder holding that tree (`git archive REV | tar -x -C
+  DIR`), for a machine without the repository's history (the GPU host).
 """
 
 from __future__ import annotations
@@ -473,7 +475,8 @@ def main() -> int:
     parser.add_argument("--only", default="p18,p01")
     parser.add_argument("--measure", default="quick,full,plain,compile",
                         help="which of quick, full, plain, unwatched, compile")
-    parser.add_argument("--baseline", help="a git revision to compare `run --quick` with, sample by sample")
+    parser.add_argument("--baseline", help="a git revision (or a folder holding its tree) to compare `run --quick` "
+                        "with, sample by sample")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--check-all", action="store_true", help="also time check --all --solutions, cold then warm")
     parser.add_argument("--jobs", help="--jobs for check --all (default: the workbook's)")
@@ -485,7 +488,8 @@ def main() -> int:
                 for m in saved["measurements"]]
         print(report(saved, rows, goals(rows, saved["machine"]["cpu_count"] or 1)))
         return 0
-    baseline = checkout(args.baseline) if args.baseline else None
+    given = Path(args.baseline) if args.baseline and Path(args.baseline).is_dir() else None
+    baseline = given or (checkout(args.baseline) if args.baseline else None)
     gpu = has_gpu()
     meta = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "gpu": gpu, "machine": machine(),
             "repeat": args.repeat}
@@ -493,7 +497,7 @@ def main() -> int:
     for puzzle in [p.strip() for p in args.only.split(",") if p.strip()]:
         rows += measure(puzzle, args.repeat, gpu, args.keep, set(args.measure.split(",")), baseline,
                         args.baseline or "")
-    if baseline:
+    if baseline and not given:
         shutil.rmtree(baseline, ignore_errors=True)
     if "plain" in args.measure:
         rows.append(trivial_build(args.repeat))

@@ -219,3 +219,70 @@ def test_a_value_bfloat16_cannot_hold_is_the_references_mistake(root, tmp_path):
     cases[0]["inputs"]["a"] = cases[0]["inputs"]["a"] + np.float32(2 ** -12)  # past bfloat16's 8 bits
     with pytest.raises(launcher.PlanError, match="'a'.*bfloat16"):
         launcher.write_inputs(plan, cases, tmp_path / "inputs.bin")
+
+
+HARNESS_PROGRAM = """
+from wbio import Harness
+
+def main() raises:
+    var h = Harness()
+    var total = {total}
+{cases}
+    var times = List[Int]()
+    times.append(1500)
+    times.append(1250)
+    if h.asked(2):
+        h.record_times(2, times)
+    h.finish()
+"""
+
+
+@pytest.mark.slow
+def test_the_gpu_harness_writes_what_the_workbook_reads(tmp_path):
+    """The GPU launcher's harness (wbio.c, through wbio.mojo) built for the host: each
+    selected case's input saved as its output comes back where read_outputs looks, the
+    phase names the last case, the timed launches reach result.json, and a launcher
+    started wrongly says why and fails. (Only the device copies need a GPU.)"""
+    import subprocess
+
+    from workbook import build, protocol, settings, toolchain
+    from workbook.processes import Children
+
+    _, parts, plan = plan_for("p01")
+    (part, cases, _), = parts
+    lines = []
+    for spec in plan.cases:
+        buf = spec.buffers["a"]
+        lines += [f"    if h.wants({spec.index}):", f"        h.phase({spec.index}, total)",
+                  "        for rep in range(h.repeats):",
+                  f"            h.save(h.input({buf.offset}, {buf.nbytes}), {buf.nbytes}, {spec.index}, rep, 0)"]
+    source = tmp_path / "harness.mojo"
+    source.write_text(HARNESS_PROGRAM.format(total=len(plan.cases), cases="\n".join(lines)))
+    with Children() as children:
+        harness, why = build.runtime_object(children, build.GPU_HARNESS)
+    assert harness is not None, why
+    made = subprocess.run([str(toolchain.mojo_binary()), "build", "-I", str(settings.MOJO_SUPPORT), "-Xlinker",
+                           str(harness), str(source), "-o", str(tmp_path / "harness")],
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    run = tmp_path / "run"
+    run.mkdir()
+    launcher.write_inputs(plan, cases, run / protocol.INPUTS_BIN)
+    done = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "2", "60", "0,2"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    got = launcher.read_outputs(plan, run / protocol.OUTPUTS_BIN, [0, 2], 2)
+    assert sorted(got) == [0, 2]
+    for index in (0, 2):
+        for rep in (0, 1):
+            assert np.array_equal(got[index][rep][0], cases[index]["inputs"]["a"])
+    assert protocol.read_phase(run)[:2] == ("running", [3, len(plan.cases)])
+    result = protocol.read_result(run)
+    assert result["status"] == "ok" and result["times_2"] == [1500, 1250] and result["seconds"] >= 0
+
+    wrongly = subprocess.run([str(tmp_path / "harness"), str(run)], capture_output=True, text=True, timeout=60)
+    assert wrongly.returncode != 0 and "usage: launcher RUN_DIR" in wrongly.stderr
+    (run / protocol.INPUTS_BIN).write_bytes(b"\0" * 8)  # shorter than the plan says
+    short = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "1", "60"],
+                           capture_output=True, text=True, timeout=60)
+    assert short.returncode != 0 and "inputs.bin is shorter than the plan says" in short.stderr

@@ -208,23 +208,25 @@ def support_digest() -> str:
     return h.hexdigest()[:12]
 
 
-RUNTIME = settings.MOJO_SUPPORT / "wbsim.c"
+RUNTIME = settings.MOJO_SUPPORT / "wbsim.c"  # the simulator and the host launcher's harness
+GPU_HARNESS = settings.MOJO_SUPPORT / "wbio.c"  # the GPU launcher's harness
 
 
-def runtime_object(children: Children) -> tuple[Path | None, str]:
-    """The simulator's runtime (wbsim.c), compiled once per content and C compiler."""
+def runtime_object(children: Children, source: Path = RUNTIME) -> tuple[Path | None, str]:
+    """A launcher's C support (the simulator's runtime, the GPU harness), compiled
+    once per content and C compiler."""
     cc = toolchain.c_compiler()
     if cc is None:
         return None, "no C compiler (cc) found: Mojo needs one to link programs too"
-    key = hashlib.sha256(RUNTIME.read_bytes() + cc.encode()).hexdigest()[:16]
-    output = settings.cache_dir() / "runtime" / f"wbsim-{key}.o"
+    key = hashlib.sha256(source.read_bytes() + cc.encode()).hexdigest()[:16]
+    output = settings.cache_dir() / "runtime" / f"{source.stem}-{key}.o"
     if output.exists():
         return output, ""
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(f".{output.name}.{os.getpid()}-{threading.get_ident()}")
     log = output.with_name(f".{output.name}.{os.getpid()}-{threading.get_ident()}.log")
     try:
-        outcome = children.run([cc, "-O2", "-fPIC", "-c", str(RUNTIME), "-o", str(partial)],
+        outcome = children.run([cc, "-O2", "-fPIC", "-c", str(source), "-o", str(partial)],
                                timeout=settings.compile_timeout(), log=log)
         children.check()
         if outcome.returncode != 0 or not partial.exists():
@@ -368,19 +370,24 @@ def launcher(children: Children, src: Sources, plan: Plan, which: str, target: s
     """Generate and build the `gpu` or `host` launcher for this plan (cached). `lines`
     adds line tables (-g1), so compute-sanitizer names the learner's line; they make
     the compile about half as long again, so only the sanitizer's build has them."""
-    link = None
+    link, linked = None, []
     if which == "host":
         link, why = _sim_link(children)
         if link is None:
             return Built(False, problem=msg("build.no_linker", why=why))
+    else:  # the harness's C half (wbio.c), linked in by Mojo's own link
+        harness, why = runtime_object(children, GPU_HARNESS)
+        if harness is None:
+            return Built(False, problem=msg("build.no_linker", why=why))
+        linked = ["-Xlinker", str(harness)]
     source, args, binary = _launcher_job(src, plan, which, target, lines)
-    built = _compile(children, src, [*args, str(source)], binary, tick, link)
+    built = _compile(children, src, [*args, *linked, str(source)], binary, tick, link)
     if built.ok or blames_learner(built):
         return built
     # Not the learner's code: perhaps a damaged entry. Build it once more from scratch.
     discard(source.parent)
     source, args, binary = _launcher_job(src, plan, which, target, lines)
-    return _compile(children, src, [*args, str(source)], binary, tick, link)
+    return _compile(children, src, [*args, *linked, str(source)], binary, tick, link)
 
 
 def precompile(children: Children, src: Sources, tick=None) -> Built:

@@ -392,13 +392,13 @@ def generate_gpu(plan: Plan) -> str:
         lines += _timed_case(spec)
     lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()"]
     if cpu_cases:  # never true: the CPU kernels only need to compile here
-        lines += ['    if h.mode == "cpu":', *[f"        case_{spec.index}_cpu_check()" for spec in cpu_cases]]
+        lines += ['    if h.cpu_mode():', *[f"        case_{spec.index}_cpu_check()" for spec in cpu_cases]]
     lines += ["    var ctx = DeviceContext()"]
     lines += _dispatch(gpu_cases, len(plan.cases), "", "h, ctx", "    ")
     for spec in plan.timed:  # only when named: a plain run or a sanitizer's never times
         lines += [f"    if h.asked({spec.index}):", f"        h.phase({spec.index}, {len(plan.cases)})",
                   f"        timed_{spec.index}(h, ctx)"]
-    lines.append('    h.finish("ok")')
+    lines.append('    h.finish()')
     return "\n".join(lines) + "\n"
 
 

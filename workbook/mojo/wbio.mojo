@@ -1,18 +1,12 @@
-# wbio: the harness of the generated GPU launcher (the host launcher's is in
-# wbsim.c). It reads the cases' inputs from the file the workbook wrote, hands
-# out device buffers already filled the way the checker wants them (outputs
-# NaN, sums zero), and writes every output back behind a header that names it
-# (case, repeat, output, bytes).
-#
-# A launcher is run as:  launcher RUN_DIR MODE REPEATS SECONDS [CASES]
-#   MODE     gpu
-#   SECONDS  the time limit: the process ends itself (SIGALRM) past it
-#   CASES    comma-separated case numbers to run (default: all)
+# wbio: what the generated GPU launcher needs of Mojo (device buffers filled
+# the way the checker wants them: outputs NaN, sums zero; tensors over them);
+# the rest of its harness (arguments, the inputs file, outputs, phase,
+# result.json) is wbio.c, compiled once and linked in. The host launcher's
+# harness is in wbsim.c.
 
 from std.ffi import external_call
-from std.sys import argv, size_of
+from std.sys import size_of
 from std.utils.numerics import nan
-from std.time import perf_counter_ns
 from max.gpu.host import DeviceBuffer, DeviceContext
 from layout import TileTensor
 from layout.tile_layout import TensorLayout
@@ -32,104 +26,49 @@ def tile[dtype: DType, L: TensorLayout](address: Int, layout: L) -> TileTensor[m
     )
 
 
-def _json_escape(text: String) -> String:
-    var out = String()
-    for c in text.codepoint_slices():
-        if c == '"':
-            out += '\\"'
-        elif c == "\\":
-            out += "\\\\"
-        elif c == "\n":
-            out += "\\n"
-        else:
-            out += c
-    return out
-
-
 struct Harness(Movable):
-    var dir: String
-    var mode: String
+    """The run: its arguments and files, all kept by wbio.c."""
     var repeats: Int
-    var data: List[UInt8]
-    var out: FileHandle
-    var selected: List[Int]
-    var started: Int
-    var extra: String  # more fields for result.json, JSON text without braces
 
     def __init__(out self) raises:
-        var args = argv()
-        if len(args) < 5:
-            raise Error("usage: launcher RUN_DIR MODE REPEATS SECONDS [CASES]")
-        self.dir = String(args[1])
-        self.mode = String(args[2])
-        self.repeats = Int(args[3])
-        # Die with the workbook, and end itself past the time limit, even if
-        # nobody is left to stop it.
-        _ = external_call["prctl", Int32](Int32(1), Int(9))  # PR_SET_PDEATHSIG, SIGKILL
-        _ = external_call["alarm", UInt32](UInt32(Int(args[4])))
-        self.selected = List[Int]()
-        if len(args) > 5:
-            for part in String(args[5]).split(","):
-                self.selected.append(Int(part))
-        var f = open(self.dir + "/inputs.bin", "r")
-        self.data = f.read_bytes()
-        f.close()
-        self.out = open(self.dir + "/outputs.bin", "w")
-        self.started = perf_counter_ns()
-        self.extra = String()
+        if external_call["wbio_begin", Int]() == 0:
+            raise Error("the launcher could not start (its stderr says why)")
+        self.repeats = external_call["wbio_repeats", Int]()
+
+    def cpu_mode(self) -> Bool:
+        return external_call["wbio_cpu_mode", Int]() != 0
 
     def wants(self, index: Int) -> Bool:
-        if len(self.selected) == 0:
-            return True
-        for c in self.selected:
-            if c == index:
-                return True
-        return False
+        return external_call["wbio_wants", Int](index) != 0
 
     def asked(self, index: Int) -> Bool:
         """Whether case `index` was named on the command line (timed cases run only then)."""
-        for c in self.selected:
-            if c == index:
-                return True
-        return False
+        return external_call["wbio_asked", Int](index) != 0
 
     def record_times(mut self, index: Int, times: List[Int]):
         """Each timed launch's device time in ns, into result.json as "times_INDEX"."""
-        var text = String('"times_', index, '": [')
-        for i in range(len(times)):
-            if i > 0:
-                text += ", "
-            text += String(times[i])
-        text += "]"
-        if self.extra:
-            self.extra += ", "
-        self.extra += text
+        external_call["wbio_record_times", NoneType](index, Int(times.unsafe_ptr()), len(times))
 
-    def phase(self, index: Int, total: Int) raises:
+    def phase(self, index: Int, total: Int):
         """Tell the workbook which case is running (its progress display reads it)."""
-        var f = open(self.dir + "/phase", "w")
-        f.write("running ", index + 1, " ", total)
-        f.close()
+        external_call["wbio_phase", NoneType](index, total)
 
-    def input_address(self, offset: Int) -> Int:
-        return Int(self.data.unsafe_ptr()) + offset
+    def input(self, offset: Int, nbytes: Int) raises -> Int:
+        """The address of an input, at its offset in inputs.bin."""
+        var address = external_call["wbio_input", Int](offset, nbytes)
+        if address == 0:
+            raise Error("inputs.bin is shorter than the plan says")
+        return address
 
     def save(mut self, address: Int, nbytes: Int, case_index: Int, rep: Int, k: Int) raises:
-        var header = List[Int32]()
-        header.append(Int32(case_index))
-        header.append(Int32(rep))
-        header.append(Int32(k))
-        header.append(Int32(nbytes))
-        var hp = Pointer[UInt8, MutAnyOrigin](unsafe_from_address=Int(header.unsafe_ptr()))
-        self.out.write_bytes(Span[UInt8, MutAnyOrigin](unsafe_ptr=hp, length=16))
-        var p = Pointer[UInt8, MutAnyOrigin](unsafe_from_address=address)
-        self.out.write_bytes(Span[UInt8, MutAnyOrigin](unsafe_ptr=p, length=nbytes))
-
-    # --- device memory (gpu) ---------------------------------------------
+        """Host memory at `address` into outputs.bin as output `k` of this case and repeat."""
+        if external_call["wbio_save", Int](address, nbytes, case_index, rep, k) == 0:
+            raise Error("could not write outputs.bin")
 
     def device_input[dtype: DType](self, ctx: DeviceContext, offset: Int, count: Int) raises -> DeviceBuffer[dtype]:
+        var address = self.input(offset, count * size_of[dtype]())
         var host = ctx.enqueue_create_host_buffer[dtype](count)
-        _ = external_call["memcpy", Int](Int(host.unsafe_ptr()), self.input_address(offset), count * size_of[dtype]())
+        _ = external_call["memcpy", Int](Int(host.unsafe_ptr()), address, count * size_of[dtype]())
         var device = ctx.enqueue_create_buffer[dtype](count)
         ctx.enqueue_copy(device, host)
         return device
@@ -142,17 +81,10 @@ struct Harness(Movable):
         ctx.synchronize()
         self.save(Int(host.unsafe_ptr()), count * size_of[dtype](), case_index, rep, k)
 
-    def finish(mut self, status: String, message: String = "") raises:
-        self.out.close()
-        var seconds = Float64(perf_counter_ns() - self.started) / 1e9
-        var text = String('{"status": "', status, '", "message": "', _json_escape(message),
-                          '", "seconds": ', seconds)
-        if self.extra:
-            text += ", " + self.extra
-        text += "}"
-        var f = open(self.dir + "/result.json", "w")
-        f.write(text)
-        f.close()
+    def finish(mut self) raises:
+        """The run went to the end: result.json says so."""
+        if external_call["wbio_finish", Int]() == 0:
+            raise Error("could not write result.json")
 
 
 def poison_device[dtype: DType](buffer: DeviceBuffer[dtype], zero: Bool) raises:
