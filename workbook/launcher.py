@@ -16,7 +16,8 @@ Two programs come out of one plan:
 
 Both import the learner's module as `puzzle`, read `inputs.bin`, and append
 every output to `outputs.bin` in plan order: case, repeat, output. See
-workbook/mojo/wbio.mojo for the other side of that contract.
+workbook/mojo/wbio.c (the GPU's) and wbsim.c (the simulator's) for the other
+side of that contract.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A run gets a folder of its own. The workbook writes the request and the
 inputs; the child (a generated Mojo launcher, or `python -m workbook.worker`
 for a MAX graph) writes its phase as it goes, its outputs, and a result.
-workbook/mojo/wbio.mojo writes the same names from Mojo.
+workbook/mojo/wbio.c and wbsim.c write the same names from the launchers.
 """
 
 from __future__ import annotations

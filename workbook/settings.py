@@ -34,7 +34,7 @@ from pathlib import Path
 from .i18n import WorkbookError, msg
 
 PACKAGE = Path(__file__).resolve().parent
-MOJO_SUPPORT = PACKAGE / "mojo"  # wbio.mojo and wbsim.mojo, compiled into every launcher
+MOJO_SUPPORT = PACKAGE / "mojo"  # the launchers' support: Mojo compiled into them, C linked in
 
 
 class SettingError(WorkbookError):
