@@ -155,13 +155,25 @@ def _stages(doc: dict) -> dict[str, float]:
 
 
 def _puzzles(doc: dict) -> dict[str, dict]:
-    """From a `check --all` report: each puzzle's status, seconds and stages, so a cold
-    run says which puzzles were the long poles."""
+    """From a `check --all` report: each puzzle's status, seconds, stages and CPU-seconds per
+    program, so a cold run says which puzzles were the long poles and where the CPU went."""
     try:
         return {p["id"]: {"status": p.get("status"), "seconds": p.get("seconds"), "cached": p.get("cached"),
-                          "stages": p.get("stages") or {}} for p in doc.get("puzzles", [])}
+                          "stages": p.get("stages") or {}, "cpu": p.get("cpu") or {}}
+                for p in doc.get("puzzles", [])}
     except (KeyError, TypeError, AttributeError):
         return {}
+
+
+def cpu_by_program(puzzles: dict[str, dict]) -> dict[str, float]:
+    """A course check's CPU-seconds summed over its puzzles per program (the engine's own
+    count from its children: the Mojo compiler, the launchers, MAX's graph workers,
+    compute-sanitizer), the largest first. The workbook's own Python is the rest."""
+    total: dict[str, float] = {}
+    for p in puzzles.values():
+        for name, seconds in (p.get("cpu") or {}).items():
+            total[name] = total.get(name, 0.0) + float(seconds)
+    return dict(sorted(total.items(), key=lambda item: -item[1]))
 
 
 def _first_verdict(doc: dict, seconds: float) -> float | None:
@@ -409,6 +421,10 @@ def table(rows: list[Row], gpu: bool) -> str:
                 slowest = sorted(checked.items(), key=lambda item: -(item[1].get("seconds") or 0))[:8]
                 lines.append(f"    {row.samples[0].cpu_seconds:.0f} CPU-seconds; the slowest: " + ", ".join(
                     f"{pid} {p.get('seconds') or 0:.0f}" for pid, p in slowest))
+                programs = cpu_by_program(checked)
+                if programs:
+                    lines.append("    CPU-seconds by program: " + ", ".join(
+                        f"{name} {sec:.0f}" for name, sec in programs.items()))
     lines.append("seconds: the whole command, median; first: until the first device's verdict (--json), median;")
     lines.append("indented: the engine's stages (build/link per program, run per device, judge), median seconds")
     return "\n".join(lines)

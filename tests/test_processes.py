@@ -119,3 +119,24 @@ def test_a_kernel_that_never_ends_is_a_timeout(root):
     sim = result.parts[0].kernels["sim"]
     assert sim.status == Status.TIMEOUT and sim.reasons[0].key == "run.timeout"
     assert not [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_each_program_s_cpu_seconds_are_counted_under_its_name(tmp_path):
+    """The tally a cold check's `cpu` comes from: a child that burns half a second of CPU
+    is counted under its program, one that sleeps nearly nothing, and what each is named."""
+    burn = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass\n"
+    with Children() as children:
+        children.run([sys.executable, "-c", burn], timeout=30, log=tmp_path / "burn.log")
+        children.run([sys.executable, "-c", "import time; time.sleep(0.5)"], timeout=30, log=tmp_path / "nap.log")
+        children.run(["/bin/true"], timeout=30, log=tmp_path / "true.log")
+        counted = children.cpu_seconds()
+    assert 0.45 <= counted["python"] < 0.5 + 0.5  # the burner, plus two interpreters' start-ups
+    assert counted.get("true", 0.0) < 0.1
+    kind = processes.program_kind
+    assert kind(["/venv/bin/mojo", "build", "-I", "x", "a.mojo"]) == "mojo build"
+    assert kind(["/venv/bin/mojo", "precompile", "op"]) == "mojo precompile"
+    assert kind([sys.executable, "-m", "workbook.worker", "/tmp/run"]) == "graph worker"
+    assert kind(["/usr/local/cuda/bin/compute-sanitizer", "--tool", "racecheck", "/c/gpu-sm_90"]) == "compute-sanitizer"
+    assert kind(["/c/build/p01-1/launch/2/gpu-sm_90-g1", "/tmp/run", "gpu"]) == "launcher"
+    assert kind(["/c/build/p01-1/launch/2/host", "/tmp/run", "sim"]) == "launcher"
+    assert kind(["/usr/bin/cc", "-O2", "-c", "wbsim.c"]) == "cc"

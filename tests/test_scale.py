@@ -32,9 +32,12 @@ def test_the_same_check_again_is_a_cache_hit_and_any_change_is_not(root, cache):
     puzzle = catalog.load("p01")
     first = engine.check_puzzle(puzzle, quick())
     assert first.status == Status.PASS and not first.cached
+    # Its CPU-seconds per program (a cold check's floor is made of these): built, then run.
+    assert first.cpu.get("mojo build", 0) > 0.5 and first.cpu.get("launcher", 0) > 0
     again = engine.check_puzzle(puzzle, quick())
     assert again.cached and again.status == Status.PASS and again.seed == first.seed
-    assert not engine.check_puzzle(puzzle, quick(cache=False)).cached  # --no-cache
+    fresh = engine.check_puzzle(puzzle, quick(cache=False))  # --no-cache
+    assert not fresh.cached and "mojo build" not in fresh.cpu and fresh.cpu.get("launcher", 0) > 0  # built before
     assert not engine.check_puzzle(puzzle, quick(seed=first.seed + 1)).cached  # another seed
     assert not engine.check_puzzle(puzzle, engine.Options(quick=True)).cached  # other devices
     learner = puzzle.learner_files()[0]

@@ -138,6 +138,7 @@ class Check:
         self.puzzle, self.options, self.children = puzzle, options, children
         self._events = events
         self.started = time.perf_counter()
+        self.cpu_before = children.cpu_seconds()  # the children may be shared with earlier checks
         self.deadline = self.started + settings.check_budget()
         self.budget_bound = False  # a run's limit was cut to what was left of the budget
         self.lock = threading.Lock()
@@ -258,6 +259,7 @@ class Check:
             return result
         result.status = verdict([p.status for p in result.parts])
         result.seconds = time.perf_counter() - self.started
+        self._count_cpu()
         if key:
             verdicts.put(key, result)
         return result
@@ -324,7 +326,14 @@ class Check:
             devices = {d: judge.device_result(d, Status.NOT_RUN, "reason.compile_error") for d in self.devices_of(part)}
             result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))
         result.seconds = time.perf_counter() - self.started
+        self._count_cpu()
         return result
+
+    def _count_cpu(self) -> None:
+        """The CPU-seconds of this check's children, per program: where a cold check's time goes."""
+        before, after = self.cpu_before, self.children.cpu_seconds()
+        self.result.cpu = {kind: round(seconds - before.get(kind, 0.0), 2) for kind, seconds in after.items()
+                           if seconds - before.get(kind, 0.0) > 0}
 
     def parallel(self, jobs: list[Callable[[], None]]) -> None:
         """Run jobs in threads, each starting and waiting for its own children. An

@@ -89,6 +89,8 @@ class Child:
         self.started = time.monotonic()
         self.peak = 0  # the most memory one of its processes was seen using
         self.folder_full = False
+        self.kind = ""  # which program it is (program_kind), for the CPU tally
+        self.cpu = 0.0  # CPU-seconds it (and what it waited for) used, once reaped
 
     @property
     def pid(self) -> int:
@@ -118,6 +120,7 @@ class Child:
             if pid:
                 self.proc.returncode = os.waitstatus_to_exitcode(status)
                 self.peak = max(self.peak, usage.ru_maxrss * 1024)
+                self.cpu = usage.ru_utime + usage.ru_stime
         return self.proc.returncode
 
     def returncode(self) -> int | None:
@@ -219,6 +222,7 @@ class Children:
         `limits`: theirs (default: the settings', read when one starts)."""
         self._live: list[Child] = []
         self._lock = threading.Lock()
+        self._cpu: dict[str, float] = {}
         self.cancelled = threading.Event()
         self.sandbox = sandbox
         self.limits = limits
@@ -243,6 +247,7 @@ class Children:
             raise Cancelled()
         _subreaper()
         token = f"{os.getpid()}-{next(_tokens)}"
+        kind = program_kind(argv)
         options: list[str] = []
         limits = None
         scratch = scratch or cwd
@@ -270,6 +275,7 @@ class Children:
             if log:
                 out.close()
         child = Child(proc, log, token, limits, scratch if learner else None, learner and self.sandbox is not None)
+        child.kind = kind
         with self._lock:
             self._live.append(child)
         return child
@@ -320,6 +326,13 @@ class Children:
         with self._lock:
             if child in self._live:
                 self._live.remove(child)
+                self._cpu[child.kind] = self._cpu.get(child.kind, 0.0) + child.cpu
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU-seconds per program (program_kind) of the children that ended so far: where
+        a check's compute went. A child killed before it was reaped counts as 0."""
+        with self._lock:
+            return dict(self._cpu)
 
     def kill_all(self) -> None:
         with self._lock:
@@ -335,6 +348,21 @@ class Children:
     def check(self) -> None:
         if self.cancelled.is_set():
             raise Cancelled()
+
+
+def program_kind(argv: list[str]) -> str:
+    """What a command is, in a word or two, for the CPU tally: `mojo build`, `mojo
+    precompile`, `cc`, `compute-sanitizer`, `graph worker`, or `launcher` (a program the
+    workbook built: the simulator's or the GPU's)."""
+    name = Path(argv[0]).name if argv else ""
+    if name == "mojo":
+        return f"mojo {argv[1]}" if len(argv) > 1 else name
+    if name.startswith("python"):
+        return "graph worker" if "workbook.worker" in argv else "python"
+    if name in ("cc", "gcc", "clang", "compute-sanitizer", "nvidia-smi"):
+        return name
+    # build.py names a launcher's binary host[-unwatched][-g1] or gpu-TARGET[-g1]
+    return "launcher" if name.startswith(("host", "gpu-")) else name
 
 
 def kill_everything() -> None:

@@ -280,6 +280,7 @@ class PuzzleResult:
     first_verdict: float | None = None  # seconds until the first device's verdict
     cached: bool = False  # this verdict was kept from a check with the very same inputs (verdicts.py)
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (build.host, run.sim, ...)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU-seconds per program run (mojo build, launcher, ...)
     budget_spent: Msg | None = None  # the check's total budget ran out: what was left was not run
 
     def device_statuses(self) -> dict[str, Status]:
