@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import put_solution, put_wrong
 
-from workbook import catalog, engine, scheduler, verdicts
+from workbook import catalog, engine, results, scheduler, verdicts
 from workbook.results import Status
 
 pytestmark = pytest.mark.slow
@@ -36,6 +36,12 @@ def test_the_same_check_again_is_a_cache_hit_and_any_change_is_not(root, cache):
     assert first.cpu.get("mojo build", 0) > 0.5 and first.cpu.get("launcher", 0) > 0
     again = engine.check_puzzle(puzzle, quick())
     assert again.cached and again.status == Status.PASS and again.seed == first.seed
+    # The same facts, less the per-thread counts the judging used (most of a kept verdict's bytes).
+    judged_with = [a for part in first.parts for dev in part.kernels.values() for a in dev.access]
+    assert judged_with and all(a.per_thread is not None for a in judged_with)
+    kept = [a for part in again.parts for dev in part.kernels.values() for a in dev.access]
+    assert kept and all(a.per_thread is None for a in kept)
+    assert results.to_dict(again) | {"cached": False} == results.to_dict(first) | {"cached": False}
     fresh = engine.check_puzzle(puzzle, quick(cache=False))  # --no-cache
     assert not fresh.cached and "mojo build" not in fresh.cpu and fresh.cpu.get("launcher", 0) > 0  # built before
     assert not engine.check_puzzle(puzzle, quick(seed=first.seed + 1)).cached  # another seed

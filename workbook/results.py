@@ -153,8 +153,8 @@ class LaunchAccess:
     """What the threads of one launch did, counted by the simulator in the first repeat:
     per counter (global/shared reads/writes, in accesses and bytes) the least and most
     of any one thread and the total, and per output the most writes one element got.
-    The per-thread table itself stays in the engine (it is large): puzzles use it for
-    access budgets."""
+    The per-thread table serves the judging (access budgets) and stays out of --json
+    and of the verdict cache: it is large."""
 
     case: str
     kernel: str
