@@ -111,3 +111,30 @@ def test_a_workbook_killed_with_sigkill_is_swept_by_the_next(root):
     listed = subprocess.run([sys.executable, "-m", "workbook", "list"], env=env, cwd=REPO, capture_output=True)
     assert listed.returncode == 0
     assert not mine[0].parent.exists()
+
+
+def test_the_cache_is_looked_through_after_a_killed_workbook_or_once_a_day(root, capsys, monkeypatch, tmp_path):
+    """Looking through a big cache costs every command time before its first build: it is
+    done when a killed workbook's run folder is found, or a day after the last look."""
+    from workbook import settings, sweep
+
+    cache, temp = tmp_path / "cache", tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("WORKBOOK_CACHE", str(cache))
+    monkeypatch.setattr(settings, "system_temp", lambda: temp)  # no other test's killed workbook in sight
+    dead = ended_pid()
+    leftover = cache / "build" / f"p01-0123456789abcdef.tmp{dead}-1"
+    leftover.mkdir(parents=True)
+    assert invoke(capsys, "list")[0] == 0
+    assert not leftover.exists()  # never looked through: looked through now
+    leftover.mkdir()
+    assert invoke(capsys, "list")[0] == 0
+    assert leftover.exists()  # looked through a moment ago, and no workbook was killed since
+    (temp / f"workbook-run-{dead}-1700000000000").mkdir()  # a killed workbook's run folder
+    assert invoke(capsys, "list")[0] == 0
+    assert not leftover.exists() and not (temp / f"workbook-run-{dead}-1700000000000").exists()
+    leftover.mkdir()
+    a_day_ago = time.time() - sweep.CACHE_EVERY - 60
+    os.utime(cache / sweep.SWEPT, (a_day_ago, a_day_ago))
+    assert invoke(capsys, "list")[0] == 0
+    assert not leftover.exists()
