@@ -286,3 +286,7 @@ def test_the_gpu_harness_writes_what_the_workbook_reads(tmp_path):
     short = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "1", "60"],
                            capture_output=True, text=True, timeout=60)
     assert short.returncode != 0 and "inputs.bin is shorter than the plan says" in short.stderr
+    (run / protocol.INPUTS_BIN).unlink()
+    missing = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "1", "60"],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode != 0 and f"could not read {run / protocol.INPUTS_BIN}" in missing.stderr

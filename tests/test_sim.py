@@ -36,10 +36,11 @@ def source_of(book: Path, *changes: tuple[str, str]) -> str:
 
 
 def run(book: Path, part: str, *changes: tuple[str, str], run_timeout: float | None = None):
-    """Check one part on the simulator, with changes to the kernels."""
+    """Check one part on the simulator, with changes to the kernels: run afresh, never a kept
+    verdict (these tests are about what the simulator sees, the per-thread counts too)."""
     (book / "puzzles/p90/sim.mojo").write_text(source_of(book, *changes))
     result = engine.check_puzzle(catalog.load("p90"), engine.Options(part=part, seed=1, quick=True, devices=("sim",),
-                                                                    force=True, run_timeout=run_timeout))
+                                                                    force=True, run_timeout=run_timeout, cache=False))
     assert result.status != Status.COMPILE_ERROR, result.diagnostics
     return result.parts[0].kernels["sim"]
 

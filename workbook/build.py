@@ -203,8 +203,9 @@ def python_files(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes
 
 def support_digest() -> str:
     h = hashlib.sha256()
-    for path in sorted([*settings.MOJO_SUPPORT.glob("*.mojo"), *settings.MOJO_SUPPORT.glob("*.c")]):
-        h.update(path.read_bytes())
+    for pattern in ("*.mojo", "*.c", "*.h"):
+        for path in sorted(settings.MOJO_SUPPORT.glob(pattern)):
+            h.update(path.read_bytes())
     return h.hexdigest()[:12]
 
 
@@ -214,11 +215,12 @@ GPU_HARNESS = settings.MOJO_SUPPORT / "wbio.c"  # the GPU launcher's harness
 
 def runtime_object(children: Children, source: Path = RUNTIME) -> tuple[Path | None, str]:
     """A launcher's C support (the simulator's runtime, the GPU harness), compiled
-    once per content and C compiler."""
+    once per content (its own and its headers', wbrun.h) and C compiler."""
     cc = toolchain.c_compiler()
     if cc is None:
         return None, "no C compiler (cc) found: Mojo needs one to link programs too"
-    key = hashlib.sha256(source.read_bytes() + cc.encode()).hexdigest()[:16]
+    headers = b"".join(h.read_bytes() for h in sorted(source.parent.glob("*.h")))
+    key = hashlib.sha256(source.read_bytes() + headers + cc.encode()).hexdigest()[:16]
     output = settings.cache_dir() / "runtime" / f"{source.stem}-{key}.o"
     if output.exists():
         return output, ""

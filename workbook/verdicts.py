@@ -35,7 +35,7 @@ def workbook_digest() -> str:
     """The workbook's own code (its Python, Mojo and C): another version may judge otherwise."""
     h = hashlib.sha256()
     for path in sorted(PACKAGE.rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".mojo", ".c", ".toml") and "__pycache__" not in path.parts:
+        if path.is_file() and path.suffix in (".py", ".mojo", ".c", ".h", ".toml") and "__pycache__" not in path.parts:
             h.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 

@@ -8,43 +8,20 @@
  * of a learner's kernel, about a quarter of the GPU launcher's compile; this is
  * compiled once per machine (build.py) and linked in.
  *
- * A launcher is run as:  launcher RUN_DIR MODE REPEATS SECONDS [CASES]
- *   MODE     gpu
- *   SECONDS  the time limit: the process ends itself (SIGALRM) past it
- *   CASES    comma-separated case numbers to run (default: all)
+ * How a launcher is started, and the inputs file, are wbrun.h's (shared with
+ * the simulator's harness). MODE is gpu here; past SECONDS the process ends
+ * itself (SIGALRM), even with nobody left to stop it.
  */
-#define _GNU_SOURCE
-#include <fcntl.h>
+#include "wbrun.h"
+
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <signal.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 typedef long long i64;
 
-static int saved_argc;
-static char **saved_argv;
-
-/* glibc hands a constructor the program's arguments. */
-__attribute__((constructor)) static void keep_args(int argc, char **argv) {
-    saved_argc = argc;
-    saved_argv = argv;
-}
-
 static struct {
-    char dir[4096];
-    int cpu_mode;
-    i64 repeats;
-    char *inputs;
-    size_t inputs_bytes;
+    wbrun_t run;
     int out_fd;
-    int *selected;
-    int nselected;
     struct timespec started;
     char *extra; /* more fields for result.json: JSON text without braces */
     size_t extra_len;
@@ -52,23 +29,6 @@ static struct {
 
 static void say(const char *what, const char *path) {
     fprintf(stderr, "launcher: %s%s%s\n", what, path ? " " : "", path ? path : "");
-}
-
-static int create(const char *name) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", H.dir, name);
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-}
-
-static int put(int fd, const void *data, size_t bytes) {
-    const char *p = data;
-    while (bytes) {
-        ssize_t k = write(fd, p, bytes);
-        if (k <= 0) return 0;
-        p += k;
-        bytes -= (size_t)k;
-    }
-    return 1;
 }
 
 static void *grow(void *old, size_t bytes) {
@@ -82,90 +42,54 @@ static void *grow(void *old, size_t bytes) {
 
 /* 1 when the run can go on; 0 after saying on stderr why not. */
 i64 wbio_begin(void) {
-    if (saved_argc < 5) {
-        say("usage: launcher RUN_DIR MODE REPEATS SECONDS [CASES]", NULL);
+    const char *why = wbrun_start(&H.run);
+    if (why) {
+        say(why, NULL);
         return 0;
     }
-    /* Die with the workbook, and end itself past the time limit, even if nobody
-     * is left to stop it. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    alarm((unsigned)atoi(saved_argv[4]));
-    snprintf(H.dir, sizeof H.dir, "%s", saved_argv[1]);
-    H.cpu_mode = strcmp(saved_argv[2], "cpu") == 0;
-    H.repeats = atoll(saved_argv[3]);
-    if (saved_argc > 5) {
-        H.selected = grow(NULL, (strlen(saved_argv[5]) + 1) * sizeof(int));
-        for (char *p = saved_argv[5]; *p;) {
-            H.selected[H.nselected++] = (int)strtol(p, &p, 10);
-            if (*p == ',') p++;
-            else if (*p) break;
-        }
-    }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/inputs.bin", H.dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        say("could not read", path);
-        return 0;
-    }
-    H.inputs_bytes = (size_t)st.st_size;
-    H.inputs = grow(NULL, H.inputs_bytes);
-    for (size_t got = 0; got < H.inputs_bytes;) {
-        ssize_t k = read(fd, H.inputs + got, H.inputs_bytes - got);
-        if (k <= 0) {
-            say("could not read", path);
-            return 0;
-        }
-        got += (size_t)k;
-    }
-    close(fd);
-    H.out_fd = create("outputs.bin");
+    alarm((unsigned)H.run.seconds);
+    H.out_fd = wbrun_create(&H.run, "outputs.bin");
     if (H.out_fd < 0) {
-        say("could not write outputs.bin in", H.dir);
+        say("could not write outputs.bin in", H.run.dir);
         return 0;
     }
     clock_gettime(CLOCK_MONOTONIC, &H.started);
     return 1;
 }
 
-i64 wbio_cpu_mode(void) { return H.cpu_mode; }
-i64 wbio_repeats(void) { return H.repeats; }
+i64 wbio_cpu_mode(void) { return H.run.cpu_mode; }
+i64 wbio_repeats(void) { return H.run.repeats; }
 
 /* Whether case `index` was named on the command line (timed cases run only then). */
-i64 wbio_asked(i64 index) {
-    for (int i = 0; i < H.nselected; i++)
-        if (H.selected[i] == index) return 1;
-    return 0;
-}
+i64 wbio_asked(i64 index) { return wbrun_asked(&H.run, index); }
 
 /* Whether case `index` runs: every case when none was named. */
-i64 wbio_wants(i64 index) { return H.nselected == 0 || wbio_asked(index); }
+i64 wbio_wants(i64 index) { return wbrun_wants(&H.run, index); }
 
 /* Tell the workbook which case is running (its progress display reads it). */
 void wbio_phase(i64 index, i64 total) {
     char text[64];
     int n = snprintf(text, sizeof text, "running %lld %lld", index + 1, total);
-    int fd = create("phase");
+    int fd = wbrun_create(&H.run, "phase");
     if (fd >= 0) {
-        put(fd, text, (size_t)n);
+        wbrun_put(fd, text, (size_t)n);
         close(fd);
     }
 }
 
 /* The address of an input at its byte offset in inputs.bin; 0 past its end. */
 i64 wbio_input(i64 offset, i64 bytes) {
-    if (offset < 0 || bytes < 0 || (size_t)(offset + bytes) > H.inputs_bytes) {
+    if (offset < 0 || bytes < 0 || (size_t)(offset + bytes) > H.run.inputs_bytes) {
         say("inputs.bin is shorter than the plan says", NULL);
         return 0;
     }
-    return (i64)(uintptr_t)(H.inputs + offset);
+    return (i64)(uintptr_t)(H.run.inputs + offset);
 }
 
 /* One output of one repeat of one case, behind its header; 0 when it could not be written. */
 i64 wbio_save(i64 address, i64 bytes, i64 case_index, i64 rep, i64 k) {
     int32_t header[4] = {(int32_t)case_index, (int32_t)rep, (int32_t)k, (int32_t)bytes};
-    return put(H.out_fd, header, sizeof header) && put(H.out_fd, (const void *)(uintptr_t)address, (size_t)bytes);
+    return wbrun_put(H.out_fd, header, sizeof header) && wbrun_put(H.out_fd, (const void *)(uintptr_t)address, (size_t)bytes);
 }
 
 /* Each timed launch's device time in ns, into result.json as "times_INDEX". */
@@ -186,11 +110,11 @@ i64 wbio_finish(void) {
     double seconds = (double)(now.tv_sec - H.started.tv_sec) + (now.tv_nsec - H.started.tv_nsec) / 1e9;
     if (H.out_fd >= 0 && close(H.out_fd) != 0) return 0;
     H.out_fd = -1;
-    int fd = create("result.json");
+    int fd = wbrun_create(&H.run, "result.json");
     if (fd < 0) return 0;
     char head[128];
     int n = snprintf(head, sizeof head, "{\"status\": \"ok\", \"message\": \"\", \"seconds\": %.6f%s", seconds,
                      H.extra_len ? ", " : "");
-    int ok = put(fd, head, (size_t)n) && put(fd, H.extra ? H.extra : "", H.extra_len) && put(fd, "}", 1);
+    int ok = wbrun_put(fd, head, (size_t)n) && wbrun_put(fd, H.extra ? H.extra : "", H.extra_len) && wbrun_put(fd, "}", 1);
     return close(fd) == 0 && ok;
 }

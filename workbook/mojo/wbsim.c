@@ -40,13 +40,15 @@
  * and writes outputs.bin, writers.bin, counters.bin and result.json for the
  * workbook (workbook/kernelrun.py reads them).
  *
- * Usage: launcher RUN_DIR MODE REPEATS SECONDS [CASES]
- *   MODE cpu (an op's CPU kernel, called directly) or sim (GPU kernels, simulated).
+ * How a launcher is started (launcher RUN_DIR MODE REPEATS SECONDS [CASES]) and
+ * the inputs file are wbrun.h's, shared with the GPU's harness. MODE is cpu (an
+ * op's CPU kernel, called directly) or sim (GPU kernels, simulated).
  * WORKBOOK_SIM_STRETCH (seconds, default 5): longest one simulated thread may
  * run without reaching a barrier or its end before it counts as endless.
  */
 
-#define _GNU_SOURCE
+#include "wbrun.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -189,12 +191,9 @@ typedef struct {
 
 static struct {
     /* harness */
-    char dir[4096];
+    wbrun_t run;             /* the command line and inputs.bin (wbrun.h) */
     int mode;                /* 0 cpu, 1 sim */
-    int repeats;
-    double limit;
     double stretch_limit;
-    int *selected, nselected;
     int out_fd, writers_fd, counters_fd;
     double started;
     int case_index, total_cases;
@@ -1066,25 +1065,12 @@ ATOMIC_OPS(128, unsigned __int128)
 /* ------------------------------------------------------------------------- */
 
 static int create(const char *name) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", S.dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) die("could not write %s", path);
+    int fd = wbrun_create(&S.run, name);
+    if (fd < 0) die("could not write %s/%s", S.run.dir, name);
     return fd;
 }
 
-static void put(int fd, const void *data, size_t n) {
-    const char *p = data;
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-}
+static void put(int fd, const void *data, size_t n) { wbrun_put(fd, data, n); }
 
 /* result.json is assembled in one buffer and written at once: also from a signal handler. */
 static char *J;
@@ -1182,7 +1168,7 @@ static void write_result(const char *status, const char *message) {
     if (S.timeout_json[0]) jput(", \"timeout\": %s", S.timeout_json);
     jput("%s}", S.shared_table);
     char path[4200];
-    snprintf(path, sizeof path, "%s/result.json", S.dir);
+    snprintf(path, sizeof path, "%s/result.json", S.run.dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
         put(fd, J, JN);
@@ -1264,7 +1250,7 @@ static void on_alarm(int sig, siginfo_t *info, void *uc) {
     (void)info;
     double t = now();
     const char *why = NULL;
-    if (sig == SIGUSR1 || t - S.started > S.limit) why = "total"; /* SIGUSR1: the workbook's limit */
+    if (sig == SIGUSR1 || t - S.started > S.run.seconds) why = "total"; /* SIGUSR1: the workbook's limit */
     else if (S.cur && S.cur != &S.cpu && t - S.cur->stretch_started > S.stretch_limit) why = "stretch";
     if (!why) return;
     char at[512];
@@ -1302,49 +1288,16 @@ static void install_handlers(void) {
 /* The harness                                                               */
 /* ------------------------------------------------------------------------- */
 
-static int saved_argc;
-static char **saved_argv;
-
-__attribute__((constructor)) static void keep_args(int argc, char **argv) {
-    saved_argc = argc;
-    saved_argv = argv;
-}
-
 static int anchor;
 
 void wb_begin(void) {
-    if (saved_argc < 5) die("usage: launcher RUN_DIR MODE REPEATS SECONDS [CASES]");
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* die with the workbook, whatever happens to it */
+    const char *why = wbrun_start(&S.run);
+    if (why) die("%s", why);
     Dl_info info;
     if (dladdr(&anchor, &info) && info.dli_fbase) S.exe_base = (uintptr_t)info.dli_fbase;
-    snprintf(S.dir, sizeof S.dir, "%s", saved_argv[1]);
-    S.mode = strcmp(saved_argv[2], "cpu") == 0 ? 0 : 1;
-    S.repeats = atoi(saved_argv[3]);
-    S.limit = atof(saved_argv[4]);
+    S.mode = S.run.cpu_mode ? 0 : 1;
     const char *stretch = getenv("WORKBOOK_SIM_STRETCH");
     S.stretch_limit = stretch && atof(stretch) > 0 ? atof(stretch) : 5.0;
-    if (saved_argc > 5) {
-        S.selected = xcalloc(strlen(saved_argv[5]) + 1, sizeof(int));
-        for (char *p = saved_argv[5]; *p;) {
-            S.selected[S.nselected++] = (int)strtol(p, &p, 10);
-            if (*p == ',') p++;
-            else if (*p) break;
-        }
-    }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/inputs.bin", S.dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) die("could not read %s", path);
-    struct stat st;
-    fstat(fd, &st);
-    S.inputs_bytes = (size_t)st.st_size;
-    S.inputs = xcalloc(S.inputs_bytes + 1, 1);
-    for (size_t got = 0; got < S.inputs_bytes;) {
-        ssize_t k = read(fd, S.inputs + got, S.inputs_bytes - got);
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    close(fd);
     S.out_fd = create("outputs.bin");
     S.writers_fd = create("writers.bin");
     S.counters_fd = create("counters.bin");
@@ -1366,14 +1319,9 @@ void wb_begin(void) {
 }
 
 i64 wb_mode(void) { return S.mode; }
-i64 wb_repeats(void) { return S.repeats; }
+i64 wb_repeats(void) { return S.run.repeats; }
 
-i64 wb_wants(i64 index) {
-    if (S.nselected == 0) return 1;
-    for (int i = 0; i < S.nselected; i++)
-        if (S.selected[i] == index) return 1;
-    return 0;
-}
+i64 wb_wants(i64 index) { return wbrun_wants(&S.run, index); }
 
 /* A new case: the last case's buffers are given back. */
 void wb_case_begin(i64 index, i64 total) {
@@ -1406,8 +1354,8 @@ static i64 buffer(const char *name, i64 name_len, int role, i64 count, i64 elem,
 i64 wb_input(const char *name, i64 name_len, i64 offset, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
     i64 a = buffer(name, name_len, ROLE_INPUT, count, elem, rank, d0, d1, d2);
     region_t *r = &S.regions[S.nregions - 1];
-    if ((size_t)(offset + count * elem) > S.inputs_bytes) die("inputs.bin is shorter than the plan says");
-    memcpy((void *)a, S.inputs + offset, (size_t)(count * elem));
+    if ((size_t)(offset + count * elem) > S.run.inputs_bytes) die("inputs.bin is shorter than the plan says");
+    memcpy((void *)a, S.run.inputs + offset, (size_t)(count * elem));
     reset_shadow(r, 0, r->bytes, 1);
     return a;
 }
