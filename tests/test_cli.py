@@ -413,3 +413,15 @@ def test_show_pages_a_long_text_on_a_terminal_only(root, monkeypatch):
     assert show.main(Context(out=piped), puzzle="p18") == 0 and len(paged) == 1  # a pipe: no pager
     huge = Console(force_terminal=True, width=80, height=500, file=io.StringIO())
     assert show.main(Context(out=huge), puzzle="p01") == 0 and len(paged) == 1  # it fits: no pager
+
+
+def test_help_shows_option_values_with_a_typer_that_has_no_words_of_its_own_for_them(capsys, monkeypatch):
+    """Typer 0.27 (within the range pyproject.toml allows) has no display_type_rich:
+    --help crashed there with an internal error. Click's metavar stands in."""
+    import typer.core
+
+    monkeypatch.delattr(typer.core.TyperOption, "display_type_rich", raising=False)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--lang", "en", "run", "--help"])
+    out = capsys.readouterr().out
+    assert exited.value.code == 0 and "--device" in out and "--seed" in out and "int" in out  # <int range>

@@ -73,6 +73,18 @@ def _table(*columns: dict) -> Table:
     return table
 
 
+def _value_of(param, ctx) -> str:
+    """How an option's value is shown: Typer's words where it has them (0.29 on), else
+    Click's metavar (Typer 0.27 has no display_type_rich: --help crashed there)."""
+    shown = getattr(param, "display_type_rich", None)
+    if shown is not None:
+        return shown(ctx) or ""
+    try:
+        return param.make_metavar(ctx) or ""
+    except TypeError:  # Click before 8.2 takes no context
+        return param.make_metavar() or ""
+
+
 def render(command, ctx) -> str:
     """The help screen of `command`, as text for Click to print."""
     parts = [Padding(_usage(command, ctx), (1, 1, 0, 1))]
@@ -89,7 +101,7 @@ def render(command, ctx) -> str:
     if options:
         table = _table({"no_wrap": True}, {"no_wrap": True, "style": "yellow"}, {"ratio": 1, "overflow": "fold"})
         for param in options:
-            shown = "" if param.is_flag else (param.display_type_rich(ctx) or "")
+            shown = "" if param.is_flag else _value_of(param, ctx)
             table.add_row(_names(param), shown, _help_of(param, command, ctx))
         parts.append(Padding(_panel(t("help.options"), table), (1, 0, 0, 0)))
     if isinstance(command, TyperGroup):
