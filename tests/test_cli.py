@@ -420,7 +420,10 @@ def test_help_shows_option_values_with_a_typer_that_has_no_words_of_its_own_for_
     --help crashed there with an internal error. Click's metavar stands in."""
     import typer.core
 
-    monkeypatch.delattr(typer.core.TyperOption, "display_type_rich", raising=False)
+    for cls in typer.core.TyperOption.__mro__:
+        if "display_type_rich" in vars(cls):
+            monkeypatch.delattr(cls, "display_type_rich")
+    assert not hasattr(typer.core.TyperOption, "display_type_rich")
     with pytest.raises(SystemExit) as exited:
         cli.main(["--lang", "en", "run", "--help"])
     out = capsys.readouterr().out
