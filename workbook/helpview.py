@@ -75,14 +75,16 @@ def _table(*columns: dict) -> Table:
 
 def _value_of(param, ctx) -> str:
     """How an option's value is shown: Typer's words where it has them (0.29 on), else
-    Click's metavar (Typer 0.27 has no display_type_rich: --help crashed there)."""
-    shown = getattr(param, "display_type_rich", None)
-    if shown is not None:
-        return shown(ctx) or ""
-    try:
-        return param.make_metavar(ctx) or ""
-    except TypeError:  # Click before 8.2 takes no context
-        return param.make_metavar() or ""
+    Click's metavar (Typer 0.27 has no display_type_rich: --help crashed there), else
+    the type's name."""
+    for way in ("display_type_rich", "make_metavar"):
+        shown = getattr(param, way, None)
+        if shown is not None:
+            try:
+                return shown(ctx) or ""
+            except TypeError:  # Click before 8.2 takes no context
+                return shown() or ""
+    return getattr(getattr(param, "type", None), "name", "") or ""
 
 
 def render(command, ctx) -> str:
