@@ -107,3 +107,44 @@ def test_without_a_gpu_device_node_max_is_not_asked(tmp_path):
     present = subprocess.run([sys.executable, "-c", ASK, str(tmp_path / "nvidia[0-9]*")], env=env,
                              capture_output=True, text=True, check=True).stdout.split()
     assert present[1] == "True"
+
+
+def test_a_gpu_max_found_is_kept_for_the_boot_and_asked_again_when_what_decides_it_changes(tmp_path, monkeypatch):
+    """Asking MAX costs 0.3-0.4 s before every check's first build on a GPU host: a GPU it
+    found is kept for the rest of the boot; another CUDA_VISIBLE_DEVICES, another driver or
+    a damaged file means asking again; "no GPU" is never kept; doctor always asks."""
+    if not toolchain.BOOT_ID.exists():
+        pytest.skip("no boot id here: nothing is kept")
+    monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("WORKBOOK_NO_GPU", raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    (tmp_path / "nvidia0").touch()
+    monkeypatch.setattr(toolchain, "GPU_DEVICE_NODES", (str(tmp_path / "nvidia[0-9]*"),))
+    driver = tmp_path / "version"
+    driver.write_text("NVRM version: 580.1\n")
+    monkeypatch.setattr(toolchain, "NVIDIA_DRIVER", driver)
+    answers = [NEW]
+    asked = []
+    monkeypatch.setattr(toolchain, "_ask_max", lambda: asked.append(1) or answers[0])
+
+    def look() -> toolchain.Gpu | None:
+        toolchain.gpu.cache_clear()  # as a new command would
+        return toolchain.gpu()
+
+    try:
+        assert look() == NEW and len(asked) == 1
+        assert look() == NEW and len(asked) == 1  # kept: MAX not asked
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+        assert look() == NEW and len(asked) == 2
+        driver.write_text("NVRM version: 590.2\n")
+        assert look() == NEW and len(asked) == 3
+        kept = max((tmp_path / "cache" / "gpu").glob("*.json"), key=lambda p: p.stat().st_mtime_ns)  # this driver's
+        for damaged in ("{", '{"name": "H100"}', "[]"):
+            kept.write_text(damaged)
+            assert look() == NEW
+        assert len(asked) == 6
+        answers[0] = None
+        assert toolchain.ask_gpu_afresh() is None and len(asked) == 7  # doctor: asked, whatever was kept
+        assert look() is None and len(asked) == 8  # and "no GPU" was not kept
+    finally:
+        toolchain.gpu.cache_clear()

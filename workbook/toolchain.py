@@ -1,16 +1,21 @@
 """What this machine offers: the Mojo compiler, the MAX version, a GPU or not.
 
-Everything here is looked up once per command and cached in the process.
+Everything here is looked up once per command and cached in the process; a GPU
+that MAX found is also kept on disk for the rest of the boot (see gpu()).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
+import hashlib
+import json
+import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -22,6 +27,10 @@ DEFAULT_GPU_TARGET = "sm_90"
 # On Linux a GPU that MAX can drive has one of these device nodes: NVIDIA's, AMD's (ROCm),
 # or WSL2's (an NVIDIA GPU under Windows).
 GPU_DEVICE_NODES = ("/dev/nvidia[0-9]*", "/dev/kfd", "/dev/dxg")
+# What decides which GPUs a process sees, besides the boot, the driver and the device nodes.
+GPU_SELECTORS = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+NVIDIA_DRIVER = Path("/proc/driver/nvidia/version")
 
 
 @dataclass(frozen=True)
@@ -108,9 +117,39 @@ def toolchain_id() -> str:
 
 @functools.lru_cache(maxsize=1)
 def gpu() -> Gpu | None:
-    """The GPU that MAX can use, or None. WORKBOOK_NO_GPU=1 pretends there is none."""
+    """The GPU that MAX can use, or None. WORKBOOK_NO_GPU=1 pretends there is none.
+
+    Asking MAX means importing its driver, 0.3 to 0.4 s on a GPU host, and every check
+    asks before its first build. So a GPU it found is kept (the cache's gpu/) under a key
+    of what could change the answer: the boot, the driver's version, the device nodes,
+    the toolchain and the *_VISIBLE_DEVICES settings. "None" is never kept: a driver
+    mended without a reboot is seen at once. `workbook doctor` always asks afresh."""
     if settings.no_gpu() or not _device_node():
         return None
+    key = _gpu_key()
+    kept = _kept_gpu(key) if key else None
+    if kept is not None:
+        return kept
+    found = _ask_max()
+    if found is not None and key:
+        _keep_gpu(key, found)
+    return found
+
+
+def ask_gpu_afresh() -> Gpu | None:
+    """gpu(), without the answer kept on disk (doctor: the place to look when in doubt)."""
+    _GPU_LOOKUP.cache_clear()
+    key = _gpu_key()
+    if key:
+        with contextlib.suppress(OSError, settings.SettingError):
+            _gpu_file(key).unlink(missing_ok=True)
+    return gpu()
+
+
+_GPU_LOOKUP = gpu  # the cached function itself, even where a test stands another in for gpu
+
+
+def _ask_max() -> Gpu | None:
     try:
         from max.driver import accelerator_count
 
@@ -119,6 +158,44 @@ def gpu() -> Gpu | None:
     except Exception:  # noqa: BLE001 - any failure to reach a GPU means "no GPU"
         return None
     return _nvidia_details() or Gpu(name="GPU", driver="?", compute_capability=None, vendor="unknown")
+
+
+def _gpu_key() -> str | None:
+    """What the GPUs this process sees depend on, hashed; None where there is no boot id
+    to tie an answer to (not Linux)."""
+    try:
+        boot = BOOT_ID.read_text().strip()
+    except OSError:
+        return None
+    driver = ""
+    with contextlib.suppress(OSError):
+        driver = NVIDIA_DRIVER.read_text()
+    nodes = sorted(node for pattern in GPU_DEVICE_NODES for node in glob.glob(pattern))
+    selectors = [f"{name}={os.environ.get(name, '<unset>')}" for name in GPU_SELECTORS]
+    text = "\0".join([boot, driver, toolchain_id(), *nodes, *selectors])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _gpu_file(key: str) -> Path:
+    return settings.cache_dir() / "gpu" / f"{key}.json"
+
+
+def _kept_gpu(key: str) -> Gpu | None:
+    try:
+        data = json.loads(_gpu_file(key).read_text())
+        return Gpu(name=str(data["name"]), driver=str(data["driver"]), vendor=str(data["vendor"]),
+                   compute_capability=None if data["compute_capability"] is None else float(data["compute_capability"]))
+    except (OSError, ValueError, KeyError, TypeError, settings.SettingError):
+        return None  # none kept, or damaged: ask
+
+
+def _keep_gpu(key: str, found: Gpu) -> None:
+    with contextlib.suppress(OSError, settings.SettingError):
+        path = _gpu_file(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(asdict(found)))
+        os.replace(partial, path)
 
 
 def _device_node() -> bool:

@@ -25,6 +25,7 @@ def _setting(read, problems: list[str]) -> str:
 
 def main(ctx: Context) -> int:
     problems: list[str] = []
+    toolchain.ask_gpu_afresh()  # never an answer kept from before: this is where one looks when in doubt
     _setting(settings.check_all, problems)
     target = _setting(toolchain.gpu_target, problems)
     rows: list[tuple[str, str]] = [(t("doctor.python"), sys.version.split()[0] + f"  ({sys.executable})")]
