@@ -138,3 +138,56 @@ def test_the_cache_is_looked_through_after_a_killed_workbook_or_once_a_day(root,
     os.utime(cache / sweep.SWEPT, (a_day_ago, a_day_ago))
     assert invoke(capsys, "list")[0] == 0
     assert not leftover.exists()
+
+
+def test_what_no_command_used_for_a_month_is_pruned_once_a_day(root, capsys, monkeypatch, tmp_path):
+    """Every edit run adds a build folder and a kept verdict: those unused for KEEP_DAYS go
+    (a build folder's last use is its marker's time, touched on every use; a verdict's its
+    own), looked for at most once a day; what is in use or being built stays."""
+    from workbook import build, prune
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("WORKBOOK_CACHE", str(cache))
+    month_ago = time.time() - (prune.KEEP_DAYS + 1) * 24 * 3600
+
+    def entry(name: str, used: float | None) -> Path:
+        folder = cache / "build" / name
+        (folder / "src").mkdir(parents=True, exist_ok=True)
+        if used is not None:
+            (folder / ".complete").touch()
+            os.utime(folder / ".complete", (used, used))
+        return folder
+
+    old, recent, building = entry("p01-00000000000000aa", month_ago), entry("p01-00000000000000bb", None), \
+        entry("p01-00000000000000cc", None)
+    (recent / ".complete").touch()
+    used_again = entry("p01-00000000000000dd", month_ago)
+    build._materialize(used_again, lambda staging: None)  # a hit: its use is now
+    verdicts = cache / "verdicts"
+    verdicts.mkdir()
+    (verdicts / "old.pickle").write_bytes(b"x")
+    os.utime(verdicts / "old.pickle", (month_ago, month_ago))
+    (verdicts / "new.pickle").write_bytes(b"x")
+    assert invoke(capsys, "list")[0] == 0
+    assert not old.exists() and not (verdicts / "old.pickle").exists()
+    assert recent.exists() and building.exists() and used_again.exists() and (verdicts / "new.pickle").exists()
+    again = entry("p01-00000000000000ee", month_ago)
+    assert invoke(capsys, "list")[0] == 0
+    assert again.exists()  # looked through a moment ago: not before tomorrow
+    os.utime(cache / prune.PRUNED, (month_ago, month_ago))
+    assert invoke(capsys, "list")[0] == 0
+    assert not again.exists()
+
+
+def test_a_kept_verdict_read_back_counts_as_used(tmp_path, monkeypatch):
+    from workbook import prune, verdicts
+    from workbook.results import PuzzleResult, Status
+
+    monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
+    digest = "ab" * 16
+    verdicts.put(digest, PuzzleResult("p01", "map", Status.PASS))
+    path = verdicts._path(digest)
+    month_ago = time.time() - (prune.KEEP_DAYS + 1) * 24 * 3600
+    os.utime(path, (month_ago, month_ago))
+    assert verdicts.get(digest).status == Status.PASS
+    assert path.stat().st_mtime > time.time() - 3600

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -117,6 +118,8 @@ def _materialize(folder: Path, write, intact=None) -> None:
     removed, with everything built in it, and filled again."""
     if (folder / ".complete").exists():
         if intact is None or intact(folder):
+            with contextlib.suppress(OSError):
+                os.utime(folder / ".complete")  # its last use: prune.py keeps what was used this month
             return
         discard(folder)
     staging = folder.with_name(folder.name + f".tmp{os.getpid()}-{threading.get_ident()}")

@@ -20,7 +20,7 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from . import exitcodes, i18n, processes, settings, sweep
+from . import exitcodes, i18n, processes, prune, settings, sweep
 from .commands.common import Context
 from .helpview import HelpCommand, HelpGroup, usage_error
 
@@ -332,9 +332,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _start_up() -> Path | None:
-    """Sweep what killed workbooks left, and give this one a temp folder of its own."""
+    """Sweep what killed workbooks left, prune what no command used for a month, and give
+    this one a temp folder of its own."""
     with contextlib.suppress(OSError, i18n.WorkbookError):
         sweep.sweep()
+        prune.prune()
     try:
         return sweep.temp_root()
     except OSError:

@@ -11,6 +11,7 @@ a verdict came from here; `--no-cache` runs afresh.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -76,6 +77,8 @@ def get(digest: str) -> PuzzleResult | None:
         return None
     if not isinstance(result, PuzzleResult):
         return None
+    with contextlib.suppress(OSError):
+        os.utime(_path(digest))  # its last use: prune.py keeps what was used this month
     result.cached = True
     return result
 
