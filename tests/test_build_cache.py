@@ -105,3 +105,31 @@ def test_a_compile_error_outside_the_learner_files_is_tried_once_more(root, cach
     with Children() as children:
         built = build.launcher(children, src, plan, "host")
     assert built.ok and len(calls) == 2
+
+
+def test_builds_start_the_real_compiler_not_the_wheels_script(tmp_path, monkeypatch):
+    """The wheel's `mojo` is a Python script that sets four variables and becomes the
+    real driver: builds start the driver itself (a Python start-up less before every
+    verdict), with the same variables, the ambient ones winning as in the script."""
+    from workbook import toolchain
+
+    toolchain.mojo_driver.cache_clear()
+    try:
+        driver, env = toolchain.mojo_driver()
+        assert toolchain.mojo_binary().read_bytes()[:2] == b"#!"  # the wheel's script...
+        assert driver.read_bytes()[:4] == b"\x7fELF"  # ...is not what a build starts
+        assert env["MODULAR_MOJO_MAX_DRIVER_PATH"] == str(driver)
+        assert env["MODULAR_MOJO_MAX_IMPORT_PATH"].endswith("lib/mojo")
+
+        monkeypatch.setenv("MODULAR_MOJO_MAX_IMPORT_PATH", str(tmp_path))
+        toolchain.mojo_driver.cache_clear()
+        assert "MODULAR_MOJO_MAX_IMPORT_PATH" not in toolchain.mojo_driver()[1]
+
+        native = tmp_path / "bin" / "mojo"  # a compiler installed another way: started as it is
+        native.parent.mkdir()
+        native.write_bytes(b"\x7fELF\x02\x01\x01")
+        monkeypatch.setattr(toolchain, "mojo_binary", lambda: native)
+        toolchain.mojo_driver.cache_clear()
+        assert toolchain.mojo_driver() == (native, {})
+    finally:
+        toolchain.mojo_driver.cache_clear()

@@ -1,6 +1,6 @@
 """Start a program that dies with the workbook, within limits:
 
-    python -m workbook._exec PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--] PROGRAM ARGS...
+    python -I -S .../workbook/_exec.py PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--] PROGRAM ARGS...
 
 It asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG, which
 survives exec), checks that the parent is still there (it may have died in
@@ -10,8 +10,9 @@ processes, core files: workbook/limits.py says which and why), becomes UID
 where asked (the sandbox of a grader running as root), then becomes PROGRAM.
 See workbook/processes.py.
 
-Standard library only, and no imports from the package: inside a sandbox it
-runs as a plain file (`python -I .../_exec.py`).
+Standard library only, and no imports from the package: it runs as a plain
+file without `site` (`-I -S`), so each child costs one bare Python start-up
+(about 0.02 s), not the package's; inside a sandbox the same way.
 """
 
 import ctypes

@@ -283,9 +283,10 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     marker = output.with_name(output.name + ".ok")
     if marker.exists() and output.exists():
         return Built(True, cached=True, binary=output)
-    mojo = toolchain.mojo_binary()
-    if mojo is None:
+    driver = toolchain.mojo_driver()
+    if driver is None:
         return Built(False, problem=msg("build.no_compiler"))
+    mojo, env = driver
     staging = output.parent / f".tmp{os.getpid()}-{threading.get_ident()}"
     staging.mkdir(parents=True, exist_ok=True)
     partial = staging / output.name
@@ -294,7 +295,7 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     try:
         threads = [f"--num-threads={compile_threads}"] if compile_threads and args and args[0] in ("build",) else []
         outcome = children.run([str(mojo), args[0], *threads, *args[1:], "-o", str(compiled)],
-                               timeout=settings.compile_timeout(), log=log, cwd=src.dir, tick=tick)
+                               timeout=settings.compile_timeout(), log=log, cwd=src.dir, env=env, tick=tick)
         children.check()
         text = log.read_text(errors="replace") if log.exists() else ""
         if outcome.timed_out:

@@ -8,7 +8,7 @@ through `Children.start`, and every way out stops them:
 - an exception anywhere: `Children` is a context manager that kills what is
   left on the way out;
 - the workbook itself killed with SIGKILL: every child asks the kernel to kill
-  it when its parent dies (PR_SET_PDEATHSIG, set by `workbook._exec` before it
+  it when its parent dies (PR_SET_PDEATHSIG, set by `workbook/_exec.py` before it
   execs the program, and by the worker and the launchers themselves), and
   enforces its own time limit.
 
@@ -50,6 +50,7 @@ import psutil
 
 from . import limits as limits_
 from . import sandbox as sandbox_
+from . import settings
 from .i18n import Msg
 
 POLL = 0.05
@@ -267,7 +268,7 @@ class Children:
         out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "workbook._exec", str(os.getpid()), *options, "--", *argv],
+                [sys.executable, "-I", "-S", str(settings.EXEC), str(os.getpid()), *options, "--", *argv],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env={**os.environ, **extra, TOKEN: token}, cwd=str(cwd) if cwd else None, start_new_session=True,
             )

@@ -48,7 +48,6 @@ UID_BASE = 3_000_000
 PASS_PREFIXES = ("CUDA_", "NVIDIA_", "HIP_", "ROCR_", "ROCM_", "HSA_", "MODULAR_", "LD_LIBRARY_PATH")
 SYSTEM = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
-EXEC = settings.PACKAGE / "_exec.py"
 
 
 def bwrap() -> str | None:
@@ -115,7 +114,7 @@ class Sandbox:
         args += ["--clearenv"]
         for name, value in _environment(env, home).items():
             args += ["--setenv", name, value]
-        inner = [sys.executable, "-I", str(EXEC), "0"]
+        inner = [sys.executable, "-I", "-S", str(settings.EXEC), "0"]
         if self.uid is not None:
             inner.append(f"--uid={self.uid}")
         inner += self.limits.options(processes=self.limits.processes)

@@ -35,6 +35,7 @@ from .i18n import WorkbookError, msg
 
 PACKAGE = Path(__file__).resolve().parent
 MOJO_SUPPORT = PACKAGE / "mojo"  # the launchers' support: Mojo compiled into them, C linked in
+EXEC = PACKAGE / "_exec.py"  # becomes each child program (limits, death with the parent); stdlib only
 
 
 class SettingError(WorkbookError):
