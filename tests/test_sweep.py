@@ -131,8 +131,14 @@ def test_the_cache_is_looked_through_after_a_killed_workbook_or_once_a_day(root,
     assert invoke(capsys, "list")[0] == 0
     assert leftover.exists()  # looked through a moment ago, and no workbook was killed since
     (temp / f"workbook-run-{dead}-1700000000000").mkdir()  # a killed workbook's run folder
+    verdict = cache / "verdicts" / f".{'ab' * 8}.pickle.{dead}-1"  # and the verdict it was writing
+    verdict.parent.mkdir()
+    verdict.write_bytes(b"half")
+    mine = verdict.with_name(f".{'cd' * 8}.pickle.{os.getpid()}-1")  # a live workbook's: never touched
+    mine.write_bytes(b"half")
     assert invoke(capsys, "list")[0] == 0
     assert not leftover.exists() and not (temp / f"workbook-run-{dead}-1700000000000").exists()
+    assert not verdict.exists() and mine.exists()
     leftover.mkdir()
     a_day_ago = time.time() - sweep.CACHE_EVERY - 60
     os.utime(cache / sweep.SWEPT, (a_day_ago, a_day_ago))

@@ -16,17 +16,11 @@ import time
 from pathlib import Path
 
 from . import settings
+from .sweep import due
 
 KEEP_DAYS = 30  # an entry unused for this long is removed
 PRUNED = ".pruned"  # in the cache: touched when it was last looked through
 EVERY = 24 * 3600  # seconds between two looks
-
-
-def _due(stamp: Path) -> bool:
-    try:
-        return time.time() - stamp.stat().st_mtime > EVERY
-    except OSError:
-        return True
 
 
 def _unused(folder: Path, cutoff: float) -> list[Path]:
@@ -47,7 +41,7 @@ def prune(now: float | None = None) -> list[Path]:
     removed: list[Path] = []
     with contextlib.suppress(OSError, settings.SettingError):
         cache = settings.cache_dir()
-        if not cache.is_dir() or not _due(cache / PRUNED):
+        if not cache.is_dir() or not due(cache / PRUNED, EVERY):
             return removed
         cutoff = (now or time.time()) - KEEP_DAYS * 24 * 3600
         old = [*_unused(cache / "build", cutoff), *_unused(cache / "py", cutoff)]

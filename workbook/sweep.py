@@ -7,7 +7,8 @@ folders in the temp folder and its half-built cache entries stay. So:
   sanitizer logs) under one folder of its own, `<temp>/workbook-run-<pid>-<start>`,
   removed when it ends;
 - the build cache's staging names carry the pid of their writer
-  (`<entry>.tmp<pid>-<thread>`, `.gone<pid>-<thread>`, `.<file>.<pid>-<thread>`),
+  (`<entry>.tmp<pid>-<thread>`, `.gone<pid>-<thread>`, `.<file>.<pid>-<thread>`,
+  the last also a kept verdict being written),
   as do the partial files of state.json and of learner files
   (`.<file>.workbook-<pid>-<thread>.tmp`);
 - at start-up, `sweep()` removes those whose process is gone (a folder whose
@@ -39,7 +40,7 @@ RUN_PREFIX = "workbook-run-"
 RUN_NAME = re.compile(r"^workbook-run-(\d+)-(\d+)$")
 # <entry>.tmp<pid>-<tid>, .tmp<pid>-<tid>, <entry>.gone<pid>-<tid>, state.json.tmp<pid>-<tid>
 STAGING = re.compile(r"(?:^|\.)(?:tmp|gone)(\d+)-\d+$")
-# .<file>.<pid>-<tid> (a launcher source being written, in the cache)
+# .<file>.<pid>-<tid> (a launcher source or a kept verdict being written, in the cache)
 PARTIAL = re.compile(r"^\..+\.(\d+)-\d+$")
 # .<file>.workbook-<pid>-<tid>.tmp (a learner file being replaced: a name no learner would pick)
 LEARNER_PARTIAL = re.compile(r"^\..+\.workbook-(\d+)-\d+\.tmp$")
@@ -122,9 +123,10 @@ def _staged(folder: Path, depth: int, patterns: tuple[re.Pattern, ...] = (STAGIN
     return found
 
 
-def _cache_due(cache: Path) -> bool:
+def due(stamp: Path, every: float) -> bool:
+    """Whether `every` seconds have passed since `stamp` was last touched (or it is missing)."""
     try:
-        return time.time() - (cache / SWEPT).stat().st_mtime > CACHE_EVERY
+        return time.time() - stamp.stat().st_mtime > every
     except OSError:
         return True
 
@@ -134,9 +136,10 @@ def sweep() -> list[Path]:
     removed = _temp_folders()
     with contextlib.suppress(OSError, settings.SettingError):
         cache = settings.cache_dir()
-        if removed or _cache_due(cache):  # a killed workbook's run folder, or a day since the last look
+        if removed or due(cache / SWEPT, CACHE_EVERY):  # a killed workbook's run folder, or a day since
             for sub in ("build", "py"):
                 removed += _staged(cache / sub, CACHE_DEPTH)
+            removed += _staged(cache / "verdicts", 1, (PARTIAL,))
             (cache / SWEPT).touch()
     removed += _staged(settings.state_dir(), 1, (STAGING,))
     removed += _staged(settings.root() / "puzzles", 3, (LEARNER_PARTIAL,))

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import os
 import pickle
+import threading
 from pathlib import Path
 
 from . import settings, toolchain
@@ -101,7 +102,7 @@ def put(digest: str, result: PuzzleResult) -> None:
     path = _path(digest)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}")  # sweep.py's PARTIAL
         partial.write_bytes(pickle.dumps(_lean(result)))
         os.replace(partial, path)
     except OSError:
