@@ -192,7 +192,6 @@ typedef struct {
 static struct {
     /* harness */
     wbrun_t run;             /* the command line and inputs.bin (wbrun.h) */
-    int mode;                /* 0 cpu, 1 sim */
     double stretch_limit;
     int out_fd, writers_fd, counters_fd;
     double started;
@@ -750,7 +749,7 @@ static u32 count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 giv
     site_t *site = &S.sites[id];
     if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
-    if (S.mode == 1) traffic_access(shared, a, n, id);
+    if (!S.run.cpu_mode) traffic_access(shared, a, n, id);
     return id;
 }
 
@@ -762,7 +761,7 @@ static void outside(uintptr_t a, size_t n, int write, u32 site) {
         if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0) memset((void *)lo, 0xFF, hi - lo);
     }
     region_t *arena = S.arena;
-    if (arena && S.mode == 1 && a + n > arena->base - 65536 && a < arena->base + arena->bytes + 65536) {
+    if (arena && !S.run.cpu_mode && a + n > arena->base - 65536 && a < arena->base + arena->bytes + 65536) {
         size_t off = a < arena->base ? 0 : a - arena->base;
         int k = alloc_nearest(off);
         finding_t *f = finding(write ? "shared_out_of_bounds" : "shared_read_out_of_bounds", -1, k, site, 0, NULL);
@@ -831,7 +830,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
         }
     }
     site = count(shared, write, a, n, pc, site);
-    int in_kernel = S.mode == 1;
+    int in_kernel = !S.run.cpu_mode;
     int region_id = shared ? -1 : (int)(r - S.regions);
     int reported = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1295,7 +1294,6 @@ void wb_begin(void) {
     if (why) die("%s", why);
     Dl_info info;
     if (dladdr(&anchor, &info) && info.dli_fbase) S.exe_base = (uintptr_t)info.dli_fbase;
-    S.mode = S.run.cpu_mode ? 0 : 1;
     const char *stretch = getenv("WORKBOOK_SIM_STRETCH");
     S.stretch_limit = stretch && atof(stretch) > 0 ? atof(stretch) : 5.0;
     S.out_fd = create("outputs.bin");
@@ -1318,7 +1316,7 @@ void wb_begin(void) {
     install_handlers();
 }
 
-i64 wb_mode(void) { return S.mode; }
+i64 wb_mode(void) { return S.run.cpu_mode ? 0 : 1; } /* 0 cpu, 1 sim */
 i64 wb_repeats(void) { return S.run.repeats; }
 
 i64 wb_wants(i64 index) { return wbrun_wants(&S.run, index); }
@@ -1403,7 +1401,7 @@ void wb_rep_end(i64 rep) {
         int32_t header[4] = {S.case_index, (int32_t)rep, k, (int32_t)r->bytes};
         put(S.out_fd, header, sizeof header);
         put(S.out_fd, (void *)r->base, r->bytes);
-        if (rep == 0 && S.mode == 1) {
+        if (rep == 0 && !S.run.cpu_mode) {
             int32_t *writers = xcalloc(r->count, sizeof(int32_t));
             u32 most = 0;
             for (size_t e = 0; e < r->count; e++) {
