@@ -4,6 +4,7 @@ becomes exactly one launch per case, with the outputs filled before it."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -24,6 +25,12 @@ def plan_for(pid: str, seed: int = 1, seeded: bool = True):
     return puzzle, parts, launcher.make_plan(puzzle, parts)
 
 
+def function(text: str, name: str) -> str:
+    """A generated function's text, up to the next one."""
+    start = text.index(f"def {name}(")
+    return text[start:text.find("\ndef ", start + 1)]
+
+
 def test_every_case_gets_its_launch_dims_and_buffers(root):
     _, parts, plan = plan_for("p18")
     (part, cases, _), = parts
@@ -39,13 +46,12 @@ def test_generated_code_fills_outputs_then_launches_each_case(root):
     gpu = launcher.generate(plan, "gpu")
     assert "import op.softmax as puzzle" in gpu
     assert 'comptime assert puzzle.BLOCK_DIM_X == 128' in gpu
-    first = gpu.index("def case_0(")
-    body = gpu[first:gpu.index("def case_1(")]
+    body = function(gpu, "case_0")
     assert body.index("poison_device(v_y, False)") < body.index("puzzle.softmax_gpu_kernel[128, DType.float32]")
     assert "grid_dim=(1, 1, 1), block_dim=(128, 1, 1)" in body
     host = launcher.generate(plan, "host")
     assert "puzzle.softmax_cpu_kernel[128, DType.float32](" in host and "if not launch(Sim_" in host
-    cpu = host[host.index("def case_0_cpu("):host.index("def case_1_cpu(")]
+    cpu = function(host, "case_0_cpu")
     assert cpu.index("wb.rep_begin(0)") < cpu.index("wb.cpu_begin()") < cpu.index("puzzle.softmax_cpu_kernel")
     assert "if not launch(Sim_" not in launcher.generate(plan, "host", with_sim=False)
     # The GPU launcher compiles the CPU kernel too (never running it there): a GPU-only call in
@@ -53,10 +59,36 @@ def test_generated_code_fills_outputs_then_launches_each_case(root):
     assert "def case_0_cpu_check():" in gpu and "puzzle.softmax_cpu_kernel[128, DType.float32](" in gpu
 
 
+def test_the_same_case_of_several_seeds_shares_its_code(root):
+    """Cases that differ only in their inputs' place in inputs.bin (the same case of several
+    seeds) share one function, called under each case's own index with its own offsets:
+    code per case made a launcher of 10 seeds build twice as long as one of a single seed."""
+    from workbook.engine import load_reference
+
+    puzzle = catalog.load("p01")
+    ref, part = load_reference(puzzle), puzzle.parts[0]
+    cases = [c for seed in (1, 2, 3) for c in ref.cases(np.random.default_rng(seed), part.id)]
+    plan = launcher.make_plan(puzzle, [(part, cases, [ref.expected(c, part.id) for c in cases])])
+    shapes = {spec.buffers["a"].shape for spec in plan.cases}
+    assert len(shapes) < len(plan.cases)  # the fixed cases repeat with every seed
+    for which, suffix, index in (("host", "_sim", ""), ("gpu", "", r"h, ctx, (\d+), ")):
+        text = launcher.generate(plan, which)
+        assert len(re.findall(rf"^def case_\d+{suffix}\(", text, re.M)) == len(shapes), which
+        for spec in plan.cases:
+            call = re.search(rf"wants\({spec.index}\):\n.*\({spec.index}, {len(plan.cases)}\)\n"
+                             rf"\s*case_(\d+){suffix}\({index}(\d+)\)", text)
+            assert call, (which, spec.index)
+            owner = plan.cases[int(call.group(1))]
+            assert owner.buffers["a"].shape == spec.buffers["a"].shape
+            assert int(call.group(call.lastindex)) == spec.buffers["a"].offset
+            if index:
+                assert int(call.group(2)) == spec.index  # its outputs are saved as its own
+
+
 def test_sums_are_zeroed_and_the_kernel_runs_twice(root):
     _, _, plan = plan_for("p22")
     gpu = launcher.generate(plan, "gpu")
-    body = gpu[gpu.index("def case_0("):gpu.index("def case_1(")]
+    body = function(gpu, "case_0")
     assert "poison_device(v_grad_weight, True)" in body and "poison_device(v_output, False)" in body
     assert body.count("ctx.enqueue_function[") == 2
 
@@ -135,10 +167,10 @@ def test_a_host_launch_calls_the_learners_function_with_ctx(root):
     spec = next(s for s in plan.cases if s.part.id == "simd" and s.params["size"] == 9003)
     assert spec.launches[0].block == (256, 1, 1) and spec.launches[0].grid == (9, 1, 1)
     gpu = launcher.generate(plan, "gpu")
-    body = gpu[gpu.index(f"def case_{spec.index}("):gpu.index(f"def case_{spec.index + 1}(")]
+    body = function(gpu, f"case_{spec.index}")
     assert "puzzle.simd_add[9003](" in body and ", ctx)" in body and "enqueue_function" not in body
     host = launcher.generate(plan, "host")
-    sim = host[host.index(f"def case_{spec.index}_sim("):host.index(f"def case_{spec.index + 1}_sim(")]
+    sim = function(host, f"case_{spec.index}_sim")
     assert 'DeviceContext(api="cpu")' in sim and 'host_launch("simd_add")' in sim
     assert sim.index('host_launch("simd_add")') < sim.index("puzzle.simd_add[9003](")
     assert "struct Sim_" not in host

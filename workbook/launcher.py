@@ -22,6 +22,7 @@ side of that contract.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from dataclasses import dataclass, field
 
@@ -306,13 +307,14 @@ def _constant_checks(plan: Plan) -> list[str]:
     return fixed + chosen
 
 
-def _device_buffers(spec: CaseSpec, poison: bool) -> list[str]:
+def _device_buffers(spec: CaseSpec, poison: bool, shared: bool = False) -> list[str]:
     """A case's buffers on the device: inputs copied from the inputs file, the rest
     created (and, with `poison`, filled with NaN, or zeros for sums, at once)."""
     lines = []
     for buf in spec.buffers.values():
         if buf.role == "input":
-            lines.append(f"    var {buf.var} = h.device_input[{MOJO_DTYPE[buf.dtype]}](ctx, {buf.offset}, {buf.count})")
+            kind = MOJO_DTYPE[buf.dtype]
+            lines.append(f"    var {buf.var} = h.device_input[{kind}](ctx, {_at(buf, shared)}, {buf.count})")
             continue
         lines.append(f"    var {buf.var} = ctx.enqueue_create_buffer[{MOJO_DTYPE[buf.dtype]}]({buf.count})")
         if poison:
@@ -335,7 +337,8 @@ def _enqueue(spec: CaseSpec, launch: LaunchSpec, address, indent: str, comment: 
 
 
 def _gpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:", *_device_buffers(spec, False)]
+    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext, index: Int{_offset_params(spec)}) raises:",
+             *_device_buffers(spec, False, shared=True)]
     lines.append("    for rep in range(h.repeats):")
     for buf in spec.buffers.values():
         if buf.role != "input":
@@ -344,7 +347,7 @@ def _gpu_case(spec: CaseSpec) -> list[str]:
         for launch in spec.launches:
             lines += _enqueue(spec, launch, lambda b: f"Int({b.var}.unsafe_ptr())", "        ", True)
     for k, buf in enumerate(spec.outputs()):
-        lines.append(f"        h.save_device(ctx, {buf.var}, {buf.count}, {spec.index}, rep, {k})")
+        lines.append(f"        h.save_device(ctx, {buf.var}, {buf.count}, index, rep, {k})")
     return lines + [""]
 
 
@@ -367,11 +370,45 @@ def _timed_case(spec: CaseSpec) -> list[str]:
     return lines + [""]
 
 
-def _dispatch(cases: list[CaseSpec], total: int, suffix: str, args: str, indent: str) -> list[str]:
+def _at(buf: Buffer, shared: bool) -> str:
+    """Where an input sits in inputs.bin: a parameter of a shared case function, else the number."""
+    return f"o_{buf.name}" if shared else str(buf.offset)
+
+
+def _offset_params(spec: CaseSpec) -> str:
+    return "".join(f", o_{buf.name}: Int" for buf in spec.buffers.values() if buf.role == "input")
+
+
+def _offsets(spec: CaseSpec) -> list[str]:
+    return [str(buf.offset) for buf in spec.buffers.values() if buf.role == "input"]
+
+
+def _shared(cases: list[CaseSpec], render) -> tuple[list[str], dict[int, int]]:
+    """One function for the cases whose code differs only in where their inputs sit in
+    inputs.bin (the same shapes, parameters and launches: the same case of several seeds),
+    each called with its own offsets. Code compiled per case grows a launcher's build;
+    this way one of 10 seeds builds about as fast as one of a single seed.
+    Returns the functions' lines and, per case, the case whose function it calls."""
+    lines: list[str] = []
+    owner: dict[int, int] = {}
+    seen: dict[str, int] = {}
+    for spec in cases:
+        key = "\n".join(render(dataclasses.replace(spec, index=-1)))
+        if key not in seen:
+            seen[key] = spec.index
+            lines += render(spec)
+        owner[spec.index] = seen[key]
+    return lines, owner
+
+
+def _dispatch(cases: list[CaseSpec], total: int, owner: dict[int, int], suffix: str, args: str,
+              indent: str, harness: str, begin: str) -> list[str]:
+    """Each case the launcher was asked for: begun under its own index, run by its function."""
     lines = []
     for spec in cases:
-        lines += [f"{indent}if h.wants({spec.index}):", f"{indent}    h.phase({spec.index}, {total})",
-                  f"{indent}    case_{spec.index}{suffix}({args})"]
+        given = ", ".join([*([args.format(index=spec.index)] if args else []), *_offsets(spec)])
+        lines += [f"{indent}if {harness}.wants({spec.index}):", f"{indent}    {harness}.{begin}({spec.index}, {total})",
+                  f"{indent}    case_{owner[spec.index]}{suffix}({given})"]
     return lines + [f"{indent}pass"]
 
 
@@ -385,8 +422,8 @@ def generate_gpu(plan: Plan) -> str:
     ])
     gpu_cases = [s for s in plan.cases if "gpu" in s.part.devices]
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
-    for spec in gpu_cases:
-        lines += _gpu_case(spec)
+    functions, owner = _shared(gpu_cases, _gpu_case)
+    lines += functions
     for spec in cpu_cases:
         lines += _cpu_check(spec)
     for spec in plan.timed:
@@ -395,7 +432,7 @@ def generate_gpu(plan: Plan) -> str:
     if cpu_cases:  # never true: the CPU kernels only need to compile here
         lines += ['    if h.cpu_mode():', *[f"        case_{spec.index}_cpu_check()" for spec in cpu_cases]]
     lines += ["    var ctx = DeviceContext()"]
-    lines += _dispatch(gpu_cases, len(plan.cases), "", "h, ctx", "    ")
+    lines += _dispatch(gpu_cases, len(plan.cases), owner, "", "h, ctx, {index}", "    ", "h", "phase")
     for spec in plan.timed:  # only when named: a plain run or a sanitizer's never times
         lines += [f"    if h.asked({spec.index}):", f"        h.phase({spec.index}, {len(plan.cases)})",
                   f"        timed_{spec.index}(h, ctx)"]
@@ -423,7 +460,7 @@ def _host_buffers(spec: CaseSpec) -> list[str]:
     lines = []
     for buf in spec.buffers.values():
         if buf.role == "input":
-            call = f'wb.input("{buf.name}", {buf.offset}, {buf.count}, {buf.elem}, {_shape(buf)})'
+            call = f'wb.input("{buf.name}", {_at(buf, True)}, {buf.count}, {buf.elem}, {_shape(buf)})'
         elif buf.role == "output":
             call = f'wb.output("{buf.name}", {buf.count}, {buf.elem}, {buf.zero}, {_shape(buf)})'
         else:
@@ -433,7 +470,8 @@ def _host_buffers(spec: CaseSpec) -> list[str]:
 
 
 def _cpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}_cpu():", *_host_buffers(spec), "    wb.rep_begin(0)", "    wb.cpu_begin()"]
+    lines = [f"def case_{spec.index}_cpu({_offset_params(spec)[2:]}):", *_host_buffers(spec), "    wb.rep_begin(0)",
+             "    wb.cpu_begin()"]
     for _ in range(2 if spec.twice() else 1):
         for call in spec.part.calls:
             args = ", ".join(_arg(spec, a, lambda b: b.var) for a in call.args)
@@ -473,7 +511,7 @@ def _sim_case(spec: CaseSpec) -> list[str]:
     for k, launch in enumerate(spec.launches):
         if not launch.host:
             lines += _sim_struct(spec, k, launch)
-    lines += [f"def case_{spec.index}_sim():", *_host_buffers(spec)]
+    lines += [f"def case_{spec.index}_sim({_offset_params(spec)[2:]}):", *_host_buffers(spec)]
     if any(launch.host for launch in spec.launches):
         lines += ["    var ctx: DeviceContext", "    try:", '        ctx = DeviceContext(api="cpu")',
                   "    except:", "        return"]
@@ -504,19 +542,14 @@ def generate_host(plan: Plan, with_sim: bool = True) -> str:
                              if hosted else [])])
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
     sim_cases = [s for s in plan.cases if "gpu" in s.part.devices and s.part.sim] if with_sim else []
-    for spec in cpu_cases:
-        lines += _cpu_case(spec)
-    for spec in sim_cases:
-        lines += _sim_case(spec)
+    cpu_functions, cpu_owner = _shared(cpu_cases, _cpu_case)
+    sim_functions, sim_owner = _shared(sim_cases, _sim_case)
+    lines += cpu_functions + sim_functions
     lines += ["", "def main():", *_constant_checks(plan), "    wb.begin()", "    if wb.cpu_mode():"]
-    for spec in cpu_cases:
-        lines += [f"        if wb.wants({spec.index}):", f"            wb.case_begin({spec.index}, {len(plan.cases)})",
-                  f"            case_{spec.index}_cpu()"]
-    lines += ["        pass", "    else:"]
-    for spec in sim_cases:
-        lines += [f"        if wb.wants({spec.index}):", f"            wb.case_begin({spec.index}, {len(plan.cases)})",
-                  f"            case_{spec.index}_sim()"]
-    lines += ["        pass", "    wb.finish()"]
+    lines += _dispatch(cpu_cases, len(plan.cases), cpu_owner, "_cpu", "", "        ", "wb", "case_begin")
+    lines += ["    else:"]
+    lines += _dispatch(sim_cases, len(plan.cases), sim_owner, "_sim", "", "        ", "wb", "case_begin")
+    lines += ["    wb.finish()"]
     return "\n".join(lines) + "\n"
 
 
