@@ -21,24 +21,7 @@ def has_gpu() -> bool:
     return toolchain.gpu() is not None
 
 
-# Tests of half a minute to a minute and more (MAX graphs, course checks), started first: with
-# two workers (.ci/run), one of them met near the end kept its worker busy alone.
-LONG = ("test_the_solution_passes_on_every_device_here", "test_check_all_on_untouched_skeletons_is_not_started",
-        "test_every_input_ends_in_a_verdict_or_a_clean_error", "test_check_json_shape_and_one_part",
-        "test_the_solution_passes_on_many_seeds")
-
-
-def _long_first(item) -> int:
-    if item.originalname in LONG:
-        return LONG.index(item.originalname)
-    kernel = item.callspec.params.get("kernel") if hasattr(item, "callspec") else None
-    if hasattr(kernel, "needs_graph") and kernel.needs_graph():
-        return 0  # a wrong op: a MAX graph compiled for it
-    return len(LONG)
-
-
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=_long_first)  # stable: the rest keep their order
     if has_gpu():
         return
     skip = pytest.mark.skip(reason="needs a GPU")
