@@ -337,8 +337,8 @@ def _enqueue(spec: CaseSpec, launch: LaunchSpec, address, indent: str, comment: 
 
 
 def _gpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}(mut h: Harness, ctx: DeviceContext, index: Int{_offset_params(spec)}) raises:",
-             *_device_buffers(spec, False, shared=True)]
+    params = ", ".join(["mut h: Harness", "ctx: DeviceContext", "index: Int", *_offset_params(spec)])
+    lines = [f"def case_{spec.index}({params}) raises:", *_device_buffers(spec, False, shared=True)]
     lines.append("    for rep in range(h.repeats):")
     for buf in spec.buffers.values():
         if buf.role != "input":
@@ -375,8 +375,9 @@ def _at(buf: Buffer, shared: bool) -> str:
     return f"o_{buf.name}" if shared else str(buf.offset)
 
 
-def _offset_params(spec: CaseSpec) -> str:
-    return "".join(f", o_{buf.name}: Int" for buf in spec.buffers.values() if buf.role == "input")
+def _offset_params(spec: CaseSpec) -> list[str]:
+    """A shared case function's parameters: where each of its inputs sits (`_at`)."""
+    return [f"o_{buf.name}: Int" for buf in spec.buffers.values() if buf.role == "input"]
 
 
 def _offsets(spec: CaseSpec) -> list[str]:
@@ -470,8 +471,8 @@ def _host_buffers(spec: CaseSpec) -> list[str]:
 
 
 def _cpu_case(spec: CaseSpec) -> list[str]:
-    lines = [f"def case_{spec.index}_cpu({_offset_params(spec)[2:]}):", *_host_buffers(spec), "    wb.rep_begin(0)",
-             "    wb.cpu_begin()"]
+    lines = [f"def case_{spec.index}_cpu({', '.join(_offset_params(spec))}):", *_host_buffers(spec),
+             "    wb.rep_begin(0)", "    wb.cpu_begin()"]
     for _ in range(2 if spec.twice() else 1):
         for call in spec.part.calls:
             args = ", ".join(_arg(spec, a, lambda b: b.var) for a in call.args)
@@ -511,7 +512,7 @@ def _sim_case(spec: CaseSpec) -> list[str]:
     for k, launch in enumerate(spec.launches):
         if not launch.host:
             lines += _sim_struct(spec, k, launch)
-    lines += [f"def case_{spec.index}_sim({_offset_params(spec)[2:]}):", *_host_buffers(spec)]
+    lines += [f"def case_{spec.index}_sim({', '.join(_offset_params(spec))}):", *_host_buffers(spec)]
     if any(launch.host for launch in spec.launches):
         lines += ["    var ctx: DeviceContext", "    try:", '        ctx = DeviceContext(api="cpu")',
                   "    except:", "        return"]

@@ -136,7 +136,7 @@ def sweep() -> list[Path]:
     removed = _temp_folders()
     with contextlib.suppress(OSError, settings.SettingError):
         cache = settings.cache_dir()
-        if removed or due(cache / SWEPT, CACHE_EVERY):  # a killed workbook's run folder, or a day since
+        if removed or due(cache / SWEPT, CACHE_EVERY):  # after a killed workbook, or once a day
             for sub in ("build", "py"):
                 removed += _staged(cache / sub, CACHE_DEPTH)
             removed += _staged(cache / "verdicts", 1, (PARTIAL,))
