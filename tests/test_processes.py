@@ -140,19 +140,3 @@ def test_each_program_s_cpu_seconds_are_counted_under_its_name(tmp_path):
     assert kind(["/c/build/p01-1/launch/2/gpu-sm_90-g1", "/tmp/run", "gpu"]) == "launcher"
     assert kind(["/c/build/p01-1/launch/2/host", "/tmp/run", "sim"]) == "launcher"
     assert kind(["/usr/bin/cc", "-O2", "-c", "wbsim.c"]) == "cc"
-
-
-def test_a_run_s_compilers_can_yield_the_cores_and_its_learner_programs_never_do(tmp_path):
-    """What a course check gives its short puzzles (scheduler.BEHIND): the tools they start
-    run at a lower priority; a program running learner code keeps the workbook's, as its
-    time limit is wall-clock."""
-    asked = [sys.executable, "-c", "import os; print(os.nice(0))"]
-    base = os.nice(0)
-    with Children(nice=7) as children:
-        children.run(asked, timeout=30, log=tmp_path / "tool.log")
-        children.run(asked, timeout=30, log=tmp_path / "learner.log", learner=True)
-    with Children() as children:
-        children.run(asked, timeout=30, log=tmp_path / "plain.log")
-    assert int((tmp_path / "tool.log").read_text()) == min(19, base + 7)
-    assert int((tmp_path / "learner.log").read_text()) == base
-    assert int((tmp_path / "plain.log").read_text()) == base

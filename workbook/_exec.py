@@ -1,15 +1,13 @@
 """Start a program that dies with the workbook, within limits:
 
-    python -I -S .../workbook/_exec.py PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--nice=N] [--] PROGRAM ARGS...
+    python -I -S .../workbook/_exec.py PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--] PROGRAM ARGS...
 
 It asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG, which
 survives exec), checks that the parent is still there (it may have died in
 between; PARENT_PID 0 skips that, inside a sandbox where the parent has
 another pid), takes on the resource limits it was given (memory, file size,
 processes, core files: workbook/limits.py says which and why), becomes UID
-where asked (the sandbox of a grader running as root), lowers its priority by
-N where asked (a compile that may wait for another puzzle's), then becomes
-PROGRAM.
+where asked (the sandbox of a grader running as root), then becomes PROGRAM.
 See workbook/processes.py.
 
 Standard library only, and no imports from the package: it runs as a plain
@@ -54,29 +52,24 @@ def become(uid: int) -> None:
     os.setuid(uid)
 
 
-def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, int, list[str]]:
+def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, list[str]]:
     parent, rest = int(argv[0]), argv[1:]
     limits: dict[str, int] = {}
     uid = None
-    nice = 0
-    while rest and rest[0].startswith(("--rlimit=", "--uid=", "--nice=")):
+    while rest and rest[0].startswith(("--rlimit=", "--uid=")):
         option = rest.pop(0)
         if option.startswith("--uid="):
             uid = int(option[len("--uid="):])
-        elif option.startswith("--nice="):
-            nice = int(option[len("--nice="):])
         else:
             name, _, value = option[len("--rlimit="):].partition(":")
             limits[name] = int(value)
     if rest and rest[0] == "--":
         rest = rest[1:]
-    return parent, limits, uid, nice, rest
+    return parent, limits, uid, rest
 
 
 if __name__ == "__main__":
-    parent, limits, uid, nice, program = parse(sys.argv[1:])
-    if nice:
-        os.nice(nice)  # only ever lower: no privilege needed, and it survives exec
+    parent, limits, uid, program = parse(sys.argv[1:])
     try:
         if uid is not None:
             become(uid)  # before the limits: a change of user also clears the death signal

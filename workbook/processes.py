@@ -218,13 +218,9 @@ def kill_tree(proc: subprocess.Popen, timeout: float = 5.0, token: str = "") -> 
 class Children:
     """The child processes of one run; `cancel()` (from any thread) stops them all."""
 
-    def __init__(self, sandbox: sandbox_.Sandbox | None = None, limits: limits_.Limits | None = None,
-                 nice: int = 0) -> None:
+    def __init__(self, sandbox: sandbox_.Sandbox | None = None, limits: limits_.Limits | None = None) -> None:
         """`sandbox`: where learner children run (grading: workbook/sandbox.py);
-        `limits`: theirs (default: the settings', read when one starts); `nice`: how much
-        lower the compilers it starts run, so that another run's go first (never the
-        programs that run learner code: their time limits are wall-clock)."""
-        self.nice = nice
+        `limits`: theirs (default: the settings', read when one starts)."""
         self._live: list[Child] = []
         self._lock = threading.Lock()
         self._cpu: dict[str, float] = {}
@@ -269,8 +265,6 @@ class Children:
                 extra = {}
             else:
                 options = limits.options(processes=limits.processes_here())
-        elif self.nice:
-            options = [f"--nice={self.nice}"]
         out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
         try:
             proc = subprocess.Popen(

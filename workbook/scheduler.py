@@ -27,10 +27,6 @@ T = TypeVar("T")
 GIB = 1024**3
 # Memory one check may take at its peak: a Mojo compile, or a MAX graph compile.
 MEMORY_PER_JOB = 3 * GIB
-# How much lower the compilers of a check run while a longer one's are running: at 10 a
-# process gets about a tenth of the share of one at 0 (Linux's CFS weights), enough to use
-# the cores the long ones leave idle, and not to slow them.
-BEHIND = 10
 
 
 def default_jobs() -> int:
@@ -78,23 +74,14 @@ def check_many(targets: list[tuple[Puzzle, engine.Options]], jobs: int,
                done: Callable[[PuzzleResult], None] | None = None) -> list[PuzzleResult]:
     """Check every (puzzle, options) with `jobs` at a time; results in the order of `targets`.
     The longest start first (an op puzzle builds MAX graphs, a minute or two cold), so that
-    the last to finish is not a long one started late; and the kernel puzzles' compiles
-    yield the cores to the op puzzles' (BEHIND), so that the long ones end sooner and the
-    short ones fill the cores they leave."""
+    the last to finish is not a long one started late."""
     order = sorted(range(len(targets)), key=lambda i: (-expected_cost(targets[i][0]), i))
-    longest = max((expected_cost(puzzle) for puzzle, _ in targets), default=0)
-    tasks = [functools.partial(_check, *targets[i], BEHIND if jobs > 1 and expected_cost(targets[i][0]) == 0 < longest
-                               else 0) for i in order]
+    tasks = [functools.partial(engine.check_puzzle, *targets[i]) for i in order]
     results = run_all(tasks, jobs, done)
     back: list[PuzzleResult] = [None] * len(targets)  # type: ignore[list-item]
     for i, result in zip(order, results):
         back[i] = result
     return back
-
-
-def _check(puzzle: Puzzle, options: engine.Options, nice: int) -> PuzzleResult:
-    with processes.Children(nice=nice) as children:
-        return engine.check_puzzle(puzzle, options, children=children)
 
 
 def expected_cost(puzzle: Puzzle) -> int:
