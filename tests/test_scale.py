@@ -169,3 +169,45 @@ def test_a_check_stops_at_its_total_budget_and_says_what_did_not_run(root, monke
     assert time.monotonic() - started < 40
     assert result.status == Status.TIMEOUT
     assert result.budget_spent is not None and result.budget_spent.key == "check.budget_spent"
+
+
+def test_an_op_s_graphs_start_on_the_plain_verdicts_and_a_tool_s_finding_still_settles_them(root, monkeypatch):
+    """The graph stage waits for the plain runs, not for compute-sanitizer: here the GPU
+    pipeline holds its 'sanitizer' until the graphs have started. When the tool then fails
+    the kernels, the graphs are not judged, as if a plain run had failed them. (The
+    pipelines are stand-ins: what is tested is the engine's order, not a build.)"""
+    import threading
+
+    from workbook import judge
+    from workbook.pipelines import graph as graph_pipeline
+
+    put_solution(root, "p18")
+    started = threading.Event()
+
+    def host_run(check, parts):
+        for part in parts:
+            for device in ("cpu", "sim"):
+                check.kernels[part.id][device] = judge.device_result(device, Status.PASS, "reason.kernels_first")
+
+    def gpu_run(check, parts):
+        for part in parts:
+            check.kernels[part.id]["gpu"] = judge.device_result("gpu", Status.PASS, "reason.kernels_first")
+        check.plain_in("gpu")
+        assert started.wait(30), "the graphs waited for the sanitizer"
+        for part in parts:  # the tool's finding, after the graphs began
+            check.kernels[part.id]["gpu"] = judge.device_result("gpu", Status.FAIL, "reason.kernels_first")
+
+    def run_parts(check, parts):
+        assert all(d.status == Status.PASS for p in parts for d in check.kernels[p.id].values())
+        started.set()
+        return {p.id: {"cpu": judge.device_result("cpu", Status.PASS, "reason.kernels_first")} for p in parts}
+
+    monkeypatch.setattr(engine.host, "run", host_run)
+    monkeypatch.setattr(engine.gpu, "run", gpu_run)
+    monkeypatch.setattr(engine.Check, "gpu_runs", lambda self: True)
+    monkeypatch.setattr(graph_pipeline, "run_parts", run_parts)
+    result = engine.check_puzzle(catalog.load("p18"), engine.Options(solutions=True, cache=False))
+    part = result.parts[0]
+    assert started.is_set() and part.kernels["gpu"].status == Status.FAIL
+    assert part.graph["cpu"].status == Status.NOT_RUN and part.graph["cpu"].reasons[0].key == "reason.kernels_first"
+    assert result.status == Status.FAIL

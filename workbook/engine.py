@@ -150,6 +150,11 @@ class Check:
         self.parts = [puzzle.part(options.part)] if options.part else list(puzzle.parts)
         self.kernels: dict[str, dict[str, DeviceResult]] = {p.id: {} for p in self.parts}
         self.failed_build: build.Built | None = None
+        # Set once the plain runs of every device have their verdicts (the graph stage waits
+        # for it, not for compute-sanitizer), or the kernel stage ended another way.
+        self.plain_verdicts = threading.Event()
+        self._plain_awaited: set[str] = set()
+        self._plain_seen: set[str] = set()
         self.gpu = toolchain.gpu()
         self.gate = gating.gate(puzzle, self.gpu)
 
@@ -237,12 +242,27 @@ class Check:
             self.plan = launcher.make_plan(self.puzzle, [(p, self.cases[p.id], self.expected[p.id])
                                                          for p in self.parts], timed)
             self.timed_cases = [case for _, case, _ in timed]
-            self._kernel_stage()
+            graphs: dict[str, dict[str, DeviceResult]] = {}
+
+            def graph_stage() -> None:
+                """The op's graphs, once every plain run has its verdict: compute-sanitizer
+                may still be looking, and its findings are settled below."""
+                self.plain_verdicts.wait()
+                if self.failed_build is None:
+                    graphs.update(graph_pipeline.run_parts(self, self.parts))
+
+            def kernel_stage() -> None:
+                self._kernel_stage()
+                if self.failed_build is None:
+                    self.partial("phase.kernels_done")  # the graphs may still be building
+
+            if graph_pipeline.wanted_any(self, self.parts):
+                self.parallel([kernel_stage, graph_stage])
+            else:
+                self._kernel_stage()
             if self.failed_build is not None:
                 return self._compile_failed(self.failed_build)
-            if self.puzzle.kind == "op" and not self.options.quick:
-                self.partial("phase.kernels_done")
-            graphs = graph_pipeline.run_parts(self, self.parts)
+            graphs = graph_pipeline.settle(self, self.parts, graphs)
             for part in self.parts:
                 graph = graphs[part.id]
                 devices = self.kernels[part.id]
@@ -388,20 +408,38 @@ class Check:
         # A PTX or occupancy rule is checked on the GPU build, which every machine makes, --quick or not.
         build_gpu = bool(gpu_parts) and (self.gpu_runs() or not self.options.quick
                                          or any(p.ptx or p.occupancy for p in gpu_parts))
+        jobs = []
+        if host_parts:
+            jobs.append(self._plain(lambda: host.run(self, host_parts), "host"))
+        if build_gpu:
+            jobs.append(self._plain(lambda: gpu.run(self, gpu_parts), "gpu"))
+        self._plain_awaited = {"host", "gpu"} if host_parts and build_gpu else {"host"} if host_parts else {"gpu"}
         try:
-            jobs = []
-            if host_parts:
-                jobs.append(lambda: host.run(self, host_parts))
-            if build_gpu:
-                jobs.append(lambda: gpu.run(self, gpu_parts))
             self.parallel(jobs)
         finally:
+            self.plain_verdicts.set()
             self.inputs.unlink(missing_ok=True)
             self.inputs.parent.rmdir()
         for part in gpu_parts:
             if "gpu" not in self.kernels[part.id]:
                 self.kernels[part.id]["gpu"] = self.gated() or judge.device_result("gpu", Status.NOT_RUN,
                                                                                    "reason.quick_no_gpu")
+
+    def _plain(self, pipeline: Callable[[], None], name: str) -> Callable[[], None]:
+        def job() -> None:
+            try:
+                pipeline()
+            finally:
+                self.plain_in(name)
+        return job
+
+    def plain_in(self, pipeline: str) -> None:
+        """A pipeline's plain runs have their verdicts (said again at its end: only the
+        first time counts); once every pipeline's are in, the graph stage may start."""
+        with self.lock:
+            self._plain_seen.add(pipeline)
+            if self._plain_seen >= self._plain_awaited:
+                self.plain_verdicts.set()
 
     def gated(self) -> DeviceResult | None:
         if self.gate is None:

@@ -1,9 +1,10 @@
 """The graph pipeline (op puzzles, second stage): the op through a MAX graph.
 
-Only once the kernels passed: the learner's op is packaged (`mojo precompile`),
-the learner's graph is built and run by a worker process on the CPU and the
-GPU, and its outputs are judged like the kernels'. The graph may call the
-puzzle's custom op and nothing else.
+Only once the kernels passed their plain runs (compute-sanitizer may still be
+looking: `settle` has its last word): the learner's op is packaged (`mojo
+precompile`), the learner's graph is built and run by a worker process on the
+CPU and the GPU, and its outputs are judged like the kernels'. The graph may
+call the puzzle's custom op and nothing else.
 """
 
 from __future__ import annotations
@@ -25,6 +26,24 @@ if TYPE_CHECKING:
 def wanted(check: Check, part: Part) -> bool:
     """Op puzzles only, and not with --quick (the first stage is its verdict)."""
     return check.puzzle.kind == "op" and not check.options.quick
+
+
+def wanted_any(check: Check, parts: list[Part]) -> bool:
+    return any(wanted(check, p) for p in parts)
+
+
+def settle(check: Check, parts: list[Part], graphs: dict[str, dict[str, DeviceResult]]
+           ) -> dict[str, dict[str, DeviceResult]]:
+    """The graphs' results once compute-sanitizer is done too: the graphs started on the
+    plain runs' verdicts, so a part whose kernels a tool then failed gets the same answer
+    as one whose kernels failed a plain run (its graphs are not judged)."""
+    settled: dict[str, dict[str, DeviceResult]] = {}
+    for part in parts:
+        found = graphs.get(part.id, {})
+        if found and not _kernels_passed(check, part):
+            found = {d: judge.device_result(d, Status.NOT_RUN, "reason.kernels_first") for d in found}
+        settled[part.id] = found
+    return settled
 
 
 def run_parts(check: Check, parts: list[Part]) -> dict[str, dict[str, DeviceResult]]:
