@@ -211,3 +211,29 @@ def test_an_op_s_graphs_start_on_the_plain_verdicts_and_a_tool_s_finding_still_s
     assert started.is_set() and part.kernels["gpu"].status == Status.FAIL
     assert part.graph["cpu"].status == Status.NOT_RUN and part.graph["cpu"].reasons[0].key == "reason.kernels_first"
     assert result.status == Status.FAIL
+
+
+def test_an_op_s_graph_stage_does_not_wait_forever_on_a_kernel_stage_that_broke(root, monkeypatch):
+    """The graph stage waits for the plain verdicts; a kernel stage that raises before any
+    pipeline starts must still let it go, so the error comes back instead of a hang."""
+    import threading
+
+    put_solution(root, "p18")
+
+    def broken(*args, **kwargs):
+        raise OSError("no room for the inputs")
+
+    monkeypatch.setattr(engine.launcher, "write_inputs", broken)
+    raised = []
+
+    def check() -> None:
+        try:
+            engine.check_puzzle(catalog.load("p18"), engine.Options(solutions=True, cache=False))
+        except OSError as exc:
+            raised.append(exc)
+
+    thread = threading.Thread(target=check, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the check hangs"
+    assert raised and "no room" in str(raised[0])

@@ -252,7 +252,10 @@ class Check:
                     graphs.update(graph_pipeline.run_parts(self, self.parts))
 
             def kernel_stage() -> None:
-                self._kernel_stage()
+                try:
+                    self._kernel_stage()
+                finally:
+                    self.plain_verdicts.set()  # whatever ended it: the graph stage never waits forever
                 if self.failed_build is None:
                     self.partial("phase.kernels_done")  # the graphs may still be building
 
@@ -417,7 +420,6 @@ class Check:
         try:
             self.parallel(jobs)
         finally:
-            self.plain_verdicts.set()
             self.inputs.unlink(missing_ok=True)
             self.inputs.parent.rmdir()
         for part in gpu_parts:
