@@ -411,14 +411,14 @@ class Check:
         # A PTX or occupancy rule is checked on the GPU build, which every machine makes, --quick or not.
         build_gpu = bool(gpu_parts) and (self.gpu_runs() or not self.options.quick
                                          or any(p.ptx or p.occupancy for p in gpu_parts))
-        jobs = []
+        pipelines: dict[str, Callable[[], None]] = {}
         if host_parts:
-            jobs.append(self._plain(lambda: host.run(self, host_parts), "host"))
+            pipelines["host"] = lambda: host.run(self, host_parts)
         if build_gpu:
-            jobs.append(self._plain(lambda: gpu.run(self, gpu_parts), "gpu"))
-        self._plain_awaited = {"host", "gpu"} if host_parts and build_gpu else {"host"} if host_parts else {"gpu"}
+            pipelines["gpu"] = lambda: gpu.run(self, gpu_parts)
+        self._plain_awaited = set(pipelines)
         try:
-            self.parallel(jobs)
+            self.parallel([self._plain(pipeline, name) for name, pipeline in pipelines.items()])
         finally:
             self.inputs.unlink(missing_ok=True)
             self.inputs.parent.rmdir()

@@ -41,7 +41,7 @@ def settle(check: Check, parts: list[Part], graphs: dict[str, dict[str, DeviceRe
     for part in parts:
         found = graphs.get(part.id, {})
         if found and not _kernels_passed(check, part):
-            found = {d: judge.device_result(d, Status.NOT_RUN, "reason.kernels_first") for d in found}
+            found = _kernels_first(found)
         settled[part.id] = found
     return settled
 
@@ -73,11 +73,16 @@ def _kernels_passed(check: Check, part: Part) -> bool:
                for d in check.kernels[part.id].values())
 
 
+def _kernels_first(devices) -> dict[str, DeviceResult]:
+    """The devices' graphs, not run: the part's kernels did not pass."""
+    return {d: judge.device_result(d, Status.NOT_RUN, "reason.kernels_first") for d in devices}
+
+
 def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, DeviceResult]:
     """The op through a MAX graph on each device of the part (once its kernels passed)."""
     devices = [d for d in part.devices if check.wanted(d)]
     if not _kernels_passed(check, part) or packaged is None:
-        return {d: judge.device_result(d, Status.NOT_RUN, "reason.kernels_first") for d in devices}
+        return _kernels_first(devices)
     if not packaged.ok:
         with check.lock:
             if not check.result.diagnostics:
