@@ -6,6 +6,7 @@ tests change one input at a time and expect a fresh run."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -171,46 +172,135 @@ def test_a_check_stops_at_its_total_budget_and_says_what_did_not_run(root, monke
     assert result.budget_spent is not None and result.budget_spent.key == "check.budget_spent"
 
 
-def test_an_op_s_graphs_start_on_the_plain_verdicts_and_a_tool_s_finding_still_settles_them(root, monkeypatch):
-    """The graph stage waits for the plain runs, not for compute-sanitizer: here the GPU
-    pipeline holds its 'sanitizer' until the graphs have started. When the tool then fails
-    the kernels, the graphs are not judged, as if a plain run had failed them. (The
-    pipelines are stand-ins: what is tested is the engine's order, not a build.)"""
-    import threading
-
+def _stand_in_pipelines(monkeypatch, *, gpu_after_plain=None, plain=Status.PASS):
+    """Kernel pipelines that only set verdicts (`plain` for the host's): the engine's order
+    is what is tested, not a build."""
     from workbook import judge
-    from workbook.pipelines import graph as graph_pipeline
-
-    put_solution(root, "p18")
-    started = threading.Event()
 
     def host_run(check, parts):
         for part in parts:
             for device in ("cpu", "sim"):
-                check.kernels[part.id][device] = judge.device_result(device, Status.PASS, "reason.kernels_first")
+                check.kernels[part.id][device] = judge.device_result(device, plain, "reason.kernels_first")
 
     def gpu_run(check, parts):
         for part in parts:
             check.kernels[part.id]["gpu"] = judge.device_result("gpu", Status.PASS, "reason.kernels_first")
         check.plain_in("gpu")
-        assert started.wait(30), "the graphs waited for the sanitizer"
-        for part in parts:  # the tool's finding, after the graphs began
-            check.kernels[part.id]["gpu"] = judge.device_result("gpu", Status.FAIL, "reason.kernels_first")
-
-    def run_parts(check, parts):
-        assert all(d.status == Status.PASS for p in parts for d in check.kernels[p.id].values())
-        started.set()
-        return {p.id: {"cpu": judge.device_result("cpu", Status.PASS, "reason.kernels_first")} for p in parts}
+        if gpu_after_plain:
+            gpu_after_plain(check, parts)
 
     monkeypatch.setattr(engine.host, "run", host_run)
     monkeypatch.setattr(engine.gpu, "run", gpu_run)
     monkeypatch.setattr(engine.Check, "gpu_runs", lambda self: True)
-    monkeypatch.setattr(graph_pipeline, "run_parts", run_parts)
+
+
+class _Packaged:
+    ok = True
+
+
+def test_an_op_s_graphs_start_on_the_plain_verdicts_and_a_tool_s_finding_still_settles_them(root, monkeypatch):
+    """The graph stage waits for the plain runs, not for compute-sanitizer: here the GPU
+    pipeline holds its 'sanitizer' until the graphs have started. When the tool then fails
+    the kernels, the graphs are not judged, as if a plain run had failed them."""
+    import threading
+
+    from workbook import judge
+    from workbook.pipelines import graph as graph_pipeline
+
+    monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "0")
+    put_solution(root, "p18")
+    started = threading.Event()
+
+    def sanitizer(check, parts):
+        assert started.wait(30), "the graphs waited for the sanitizer"
+        for part in parts:  # the tool's finding, after the graphs began
+            check.kernels[part.id]["gpu"] = judge.device_result("gpu", Status.FAIL, "reason.kernels_first")
+
+    def run(check, part, packaged, held=None):
+        assert held is None and check.plain_verdicts.is_set()
+        assert all(d.status == Status.PASS for d in check.kernels[part.id].values())
+        started.set()
+        return {"cpu": judge.device_result("cpu", Status.PASS, "reason.kernels_first")}
+
+    _stand_in_pipelines(monkeypatch, gpu_after_plain=sanitizer)
+    monkeypatch.setattr(graph_pipeline, "_package", lambda check, parts: _Packaged())
+    monkeypatch.setattr(graph_pipeline, "run", run)
     result = engine.check_puzzle(catalog.load("p18"), engine.Options(solutions=True, cache=False))
     part = result.parts[0]
     assert started.is_set() and part.kernels["gpu"].status == Status.FAIL
     assert part.graph["cpu"].status == Status.NOT_RUN and part.graph["cpu"].reasons[0].key == "reason.kernels_first"
     assert result.status == Status.FAIL
+
+
+@pytest.mark.parametrize("plain", [Status.PASS, Status.FAIL])
+def test_an_op_s_graphs_built_early_run_only_once_its_kernels_pass(root, monkeypatch, plain):
+    """Where cores are to spare, the graphs' workers start with the kernels' builds and hold
+    what they built: released when every plain run passed, dropped unrun when one failed."""
+    from workbook import judge
+    from workbook.pipelines import graph as graph_pipeline
+
+    monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "1")
+    put_solution(root, "p18")
+    seen = []
+
+    class Held(graph_pipeline.Started):
+        def release(self):
+            seen.append("release")
+
+        def drop(self):
+            seen.append("drop")
+
+    def start(check, part, packaged, hold=False):
+        assert hold and not check.plain_verdicts.is_set(), "the graphs were not started early"
+        seen.append("start")
+        return Held([], {d: judge.device_result(d, Status.PASS, "reason.kernels_first") for d in ("cpu", "gpu")})
+
+    def host_run(check, parts):  # the host's plain verdicts wait until the graphs were started
+        deadline = time.monotonic() + 30
+        while "start" not in seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for part in parts:
+            for device in ("cpu", "sim"):
+                check.kernels[part.id][device] = judge.device_result(device, plain, "reason.kernels_first")
+
+    _stand_in_pipelines(monkeypatch, plain=plain)
+    monkeypatch.setattr(engine.host, "run", host_run)
+    monkeypatch.setattr(graph_pipeline, "_package", lambda check, parts: _Packaged())
+    monkeypatch.setattr(graph_pipeline, "start", start)
+    result = engine.check_puzzle(catalog.load("p18"), engine.Options(solutions=True, cache=False))
+    graph = result.parts[0].graph["cpu"]
+    if plain == Status.PASS:
+        assert seen == ["start", "release"] and graph.status == Status.PASS
+    else:
+        assert seen == ["start", "drop"]
+        assert graph.status == Status.NOT_RUN and graph.reasons[0].key == "reason.kernels_first"
+
+
+def test_a_real_graph_worker_built_early_is_ended_unrun_when_the_kernels_fail(root, monkeypatch):
+    """The real worker and MAX: started with the builds, holding, and ended when the CPU
+    kernel fails its plain run; the report says the graphs wait for the kernels."""
+    import psutil
+
+    from workbook import graphrun
+
+    monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "1")
+    put_wrong(root, "p18", "cpu_max_starts_at_zero")
+    workers = []
+    real_init, real_drop = graphrun.GraphWorker.__init__, graphrun.GraphWorker.drop
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        workers.append((self, kwargs.get("hold"), psutil.Process(self.child.pid)))
+
+    dropped = []
+    monkeypatch.setattr(graphrun.GraphWorker, "__init__", init)
+    monkeypatch.setattr(graphrun.GraphWorker, "drop", lambda self: (dropped.append(self), real_drop(self)))
+    result = engine.check_puzzle(catalog.load("p18"), engine.Options(devices=("cpu",), cache=False))
+    part = result.parts[0]
+    assert part.kernels["cpu"].status == Status.FAIL, (part.kernels["cpu"], result.problem)
+    assert part.graph["cpu"].status == Status.NOT_RUN and part.graph["cpu"].reasons[0].key == "reason.kernels_first"
+    assert [hold for _, hold, _ in workers] == [True] and dropped == [workers[0][0]]
+    assert not workers[0][2].is_running() or workers[0][2].status() == psutil.STATUS_ZOMBIE
 
 
 def test_an_op_s_graph_stage_does_not_wait_forever_on_a_kernel_stage_that_broke(root, monkeypatch):

@@ -245,11 +245,10 @@ class Check:
             graphs: dict[str, dict[str, DeviceResult]] = {}
 
             def graph_stage() -> None:
-                """The op's graphs, once every plain run has its verdict: compute-sanitizer
-                may still be looking, and its findings are settled below."""
-                self.plain_verdicts.wait()
-                if self.failed_build is None:
-                    graphs.update(graph_pipeline.run_parts(self, self.parts))
+                """The op's graphs, run once every plain run has its verdict (perhaps built
+                meanwhile): compute-sanitizer may still be looking, and its findings are
+                settled below."""
+                graphs.update(graph_pipeline.run_parts(self, self.parts))
 
             def kernel_stage() -> None:
                 try:

@@ -39,10 +39,11 @@ class GraphRun:
 
 class GraphWorker:
     """A worker running one part's graph on one device: started now, collected later,
-    by the same thread (see workbook/processes.py)."""
+    by the same thread (see workbook/processes.py). A worker started with `hold` builds
+    its graphs and waits: `release` lets it run them, `drop` ends it unrun."""
 
     def __init__(self, children: Children, puzzle: Puzzle, part: Part, device: str, graph_dir: Path, kernels: Path,
-                 cases: list[dict], repeats: int, left=None):
+                 cases: list[dict], repeats: int, left=None, hold: bool = False):
         self.children, self.part, self.cases, self.repeats = children, part, cases, repeats
         self.left = left  # seconds left of the whole check's budget, asked as the run goes
         self.dir = Path(tempfile.mkdtemp(prefix=f"workbook-{puzzle.id}-graph-{device}-"))
@@ -59,12 +60,22 @@ class GraphWorker:
             "inputs": list(part.inputs), "outputs": len(part.outputs), "groups": list(groups.values()),
             "repeats": repeats, "ops": list(part.ops), "total": len(cases),
             "load_timeout": settings.load_timeout(), "run_timeout": settings.run_timeout(),
+            "hold": hold, "wait_timeout": settings.check_budget(),
         }
         (self.dir / protocol.REQUEST).write_text(json.dumps(request))
         self.child = children.start([sys.executable, "-m", "workbook.worker", str(self.dir)],
                                     log=self.dir / protocol.LOG, env={"PYTHONUNBUFFERED": "1"},
                                     cwd=settings.PACKAGE.parent, learner=True, scratch=self.dir,
                                     reads=(graph_dir, kernels))
+
+    def release(self) -> None:
+        """Let a held worker run its graphs (once they are built)."""
+        (self.dir / protocol.GO).touch()
+
+    def drop(self) -> None:
+        """End the worker without its results (the op's kernels failed)."""
+        self.children.kill(self.child)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def _limit(self) -> float:
         phase, _, since = protocol.read_phase(self.dir)
@@ -91,7 +102,8 @@ class GraphWorker:
             if result is None or outcome.limit is not None:
                 return GraphRun("crash", outcome.limit or _death(outcome.returncode, log), _tail(log),
                                 seconds=outcome.seconds)
-            run = GraphRun(result["status"], output=result.get("message", ""), seconds=outcome.seconds,
+            run = GraphRun(result["status"], output=result.get("message", ""),
+                           seconds=result.get("seconds", outcome.seconds),
                            graphs=result.get("graphs", []), device_name=result.get("device_name", ""))
             if run.status == "ok" and (self.dir / protocol.OUTPUTS_NPZ).exists():
                 with np.load(self.dir / protocol.OUTPUTS_NPZ) as data:

@@ -21,7 +21,8 @@ OUTPUTS_BIN = "outputs.bin"  # a launcher's outputs, in plan order
 WRITERS_BIN = "writers.bin"  # the simulator's maps of who wrote what
 COUNTERS_BIN = "counters.bin"  # the simulator's counts: accesses per thread, writes per element
 RESULT = "result.json"  # {"status": ..., "message": ..., ...}; its absence means the child died
-PHASE = "phase"  # "loading", "running K N", "done"
+PHASE = "phase"  # "loading", "waiting", "running K N", "done"
+GO = "go"  # written by the workbook: a graph worker holding its built graphs may run them
 LOG = "log.txt"  # the child's stdout and stderr
 
 # Exit code of a simulated kernel that used the simulator outside a launch.
@@ -37,6 +38,7 @@ class Status(str, Enum):
 
 class Phase(str, Enum):
     LOADING = "loading"  # building the graph (slow when cold)
+    WAITING = "waiting"  # built, held until the workbook says go (the op's kernels passed)
     RUNNING = "running"  # running the kernels (quick, unless they never end)
     DONE = "done"
 

@@ -234,6 +234,8 @@ def sim_watches() -> bool:
     """WORKBOOK_SIM_WATCH=0 builds the simulator without watching accesses: no findings
     but the barriers', no lines. Only for measuring what watching costs (benchmarks/)."""
     return os.environ.get("WORKBOOK_SIM_WATCH", "1") != "0"
+
+
 def memory_limit_mb() -> int:
     """The memory each process running learner code may have (0: no limit)."""
     return int(_number("WORKBOOK_MEMORY_LIMIT_MB", 4096, whole=True, positive=False))
@@ -259,6 +261,15 @@ def graph_shards() -> int:
     return max(1, int(_number("WORKBOOK_GRAPH_SHARDS", max(1, (os.cpu_count() or 1) // 4), whole=True)))
 
 
+def graphs_early() -> bool:
+    """Whether an op's MAX graphs are built while its kernels are still being built and
+    run (and run only once those pass): with eight cores or more, the graphs' compile
+    leaves the op's critical path; on a laptop it would compete with the first verdict.
+    WORKBOOK_GRAPHS_EARLY=1 or 0 sets it."""
+    return _number("WORKBOOK_GRAPHS_EARLY", 1 if (os.cpu_count() or 1) >= 8 else 0, whole=True,
+                   positive=False) > 0
+
+
 def process_limit() -> int:
     """Processes and threads a run of learner code may have at once (0: no limit). Threads
     count too (the Mojo runtime starts one per core), hence the allowance per CPU."""
@@ -269,7 +280,7 @@ def check_all() -> None:
     """Read every setting once, up front: a bad value stops the command before anything
     starts, with the variable's name, instead of failing halfway through a run."""
     for read in (compile_timeout, load_timeout, run_timeout, memory_limit_mb, file_limit_mb, process_limit,
-                 gpu_target):
+                 gpu_target, graph_shards, graphs_early):
         read()
 
 

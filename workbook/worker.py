@@ -100,12 +100,22 @@ def _watchdog(run_dir: Path, limits: dict[str, float]) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _await_go(run_dir: Path) -> None:
+    """Hold the built graphs until the workbook writes GO (its kernels passed); a
+    worker whose kernels failed is killed while it waits."""
+    protocol.write_phase(run_dir, protocol.Phase.WAITING)
+    while not (run_dir / protocol.GO).exists():
+        time.sleep(0.02)
+
+
 def main(run_dir: Path) -> int:
     request = json.loads((run_dir / protocol.REQUEST).read_text())
     folder = Path(request["graph_dir"])
-    _watchdog(run_dir, {"loading": request["load_timeout"], "running": request["run_timeout"]})
+    _watchdog(run_dir, {"loading": request["load_timeout"], "running": request["run_timeout"],
+                        "waiting": request.get("wait_timeout", request["load_timeout"])})
     result: dict = {"status": protocol.Status.OK.value, "graphs": []}
     protocol.write_phase(run_dir, protocol.Phase.LOADING)
+    started = time.monotonic()
     try:
         from max.driver import CPU, Accelerator, Buffer
         from max.engine import InferenceSession
@@ -116,6 +126,7 @@ def main(run_dir: Path) -> int:
         load = _load_function(folder, request["graph"])
         inputs = np.load(run_dir / protocol.INPUTS_NPZ)
         outputs: dict[str, np.ndarray] = {}
+        models = []  # every shape's graph is built before any runs: a held worker builds early
         for group in request["groups"]:
             protocol.write_phase(run_dir, protocol.Phase.LOADING)
             model = load(session, device, Path(request["kernels"]), **group["params"])
@@ -124,7 +135,14 @@ def main(run_dir: Path) -> int:
             if not session.graphs:
                 result["graphs"].append({"others": [], "missing": request["ops"], "outputs_from_op": False})
             if any(g["others"] or g["missing"] or not g["outputs_from_op"] for g in result["graphs"]):
+                models = []
                 break  # a graph that bypasses the op is reported, not run
+            models.append((group, model))
+        if models and request.get("hold"):
+            waited = time.monotonic()
+            _await_go(run_dir)
+            started += time.monotonic() - waited  # the time it took is the graphs' own, not the wait
+        for group, model in models:
             for case in group["cases"]:
                 protocol.write_phase(run_dir, protocol.Phase.RUNNING, case + 1, request["total"])
                 buffers = [Buffer.from_numpy(np.ascontiguousarray(inputs[f"{case}/{n}"])).to(device)
@@ -143,6 +161,7 @@ def main(run_dir: Path) -> int:
             result.update(status=protocol.Status.COMPILE_ERROR.value, message=text)
         else:
             result.update(status=protocol.Status.ERROR.value, message=_learner_trace(exc, folder))
+    result["seconds"] = time.monotonic() - started
     (run_dir / protocol.RESULT).write_text(json.dumps(result))
     protocol.write_phase(run_dir, protocol.Phase.DONE)
     return 0

@@ -10,6 +10,7 @@ call the puzzle's custom op and nothing else.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import build, judge, kernelrun, settings
@@ -48,24 +49,41 @@ def settle(check: Check, parts: list[Part], graphs: dict[str, dict[str, DeviceRe
 
 def run_parts(check: Check, parts: list[Part]) -> dict[str, dict[str, DeviceResult]]:
     """Every wanted part's graphs, side by side (each part's graphs are their own MAX
-    compiles), after packaging the learner's op once for all of them."""
+    compiles), after packaging the learner's op once for all of them. They run once every
+    plain run has its verdict; where cores are to spare (settings.graphs_early) they are
+    built meanwhile, held, and dropped unrun if the kernels fail."""
     wanted_parts = [p for p in parts if wanted(check, p)]
     results: dict[str, dict[str, DeviceResult]] = {p.id: {} for p in parts}
     if not wanted_parts:
         return results
-    packaged = None
-    if any(_kernels_passed(check, p) for p in wanted_parts):
-        check.emit(wanted_parts[0].id, "graph", "phase.precompiling")
-        with check.stage("graph/precompile"):
-            packaged = build.precompile(check.children, check.src)
-
-    def one(part: Part) -> None:
-        results[part.id] = run(check, part, packaged)
-
     at_once = settings.graph_shards()  # one per four cores: on a laptop, one part after another
-    for start in range(0, len(wanted_parts), at_once):
-        check.parallel([lambda p=p: one(p) for p in wanted_parts[start:start + at_once]])
-    return results
+    early = settings.graphs_early()
+    packaged = _package(check, wanted_parts) if early else None
+    held: dict[str, Started] = {}
+    try:
+        if packaged is not None and packaged.ok:
+            held = {p.id: start(check, p, packaged, hold=True) for p in wanted_parts[:at_once]}
+        check.plain_verdicts.wait()
+        if check.failed_build is not None:
+            return results
+        if not early and any(_kernels_passed(check, p) for p in wanted_parts):
+            packaged = _package(check, wanted_parts)
+
+        def one(part: Part) -> None:
+            results[part.id] = run(check, part, packaged, held.pop(part.id, None))
+
+        for first in range(0, len(wanted_parts), at_once):
+            check.parallel([lambda p=p: one(p) for p in wanted_parts[first:first + at_once]])
+        return results
+    finally:
+        for started in held.values():  # not run: the kernels' build failed, or an error
+            started.drop()
+
+
+def _package(check: Check, parts: list[Part]) -> build.Built:
+    check.emit(parts[0].id, "graph", "phase.precompiling")
+    with check.stage("graph/precompile"):
+        return build.precompile(check.children, check.src)
 
 
 def _kernels_passed(check: Check, part: Part) -> bool:
@@ -78,10 +96,56 @@ def _kernels_first(devices) -> dict[str, DeviceResult]:
     return {d: judge.device_result(d, Status.NOT_RUN, "reason.kernels_first") for d in devices}
 
 
-def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, DeviceResult]:
-    """The op through a MAX graph on each device of the part (once its kernels passed)."""
+@dataclass
+class Started:
+    """One part's graph workers for each device (with the case indices each holds), and
+    the devices answered without a run (no GPU, the budget spent)."""
+
+    chosen: list[int]
+    answered: dict[str, DeviceResult] = field(default_factory=dict)
+    workers: dict[str, list[tuple[GraphWorker, list[int]]]] = field(default_factory=dict)
+
+    def release(self) -> None:
+        for worker, _ in (w for ws in self.workers.values() for w in ws):
+            worker.release()
+
+    def drop(self) -> None:
+        for worker, _ in (w for ws in self.workers.values() for w in ws):
+            worker.drop()
+
+
+def start(check: Check, part: Part, packaged: build.Built, hold: bool = False) -> Started:
+    """Start the workers of a part's graphs on each device, each for its own shapes."""
+    chosen = through_max(part, check.cases[part.id])
+    started = Started(chosen)
+    devices = [d for d in part.devices if check.wanted(d)]
+    if check.spent("MAX graph"):
+        started.answered = {d: judge.device_result(d, Status.NOT_RUN, "reason.budget_spent") for d in devices}
+        return started
+    graph_dir = build.python_files(check.puzzle, check.options.solutions, check.given)
+    cases = [check.cases[part.id][n] for n in chosen]
+    for device in devices:
+        if device == "gpu" and not check.gpu_runs():
+            started.answered[device] = check.gated() or judge.device_result(device, Status.NOT_RUN,
+                                                                            "reason.no_gpu_graph")
+            continue
+        repeats = check.puzzle.repeats if device == "gpu" else 1
+        shards = shard(cases, settings.graph_shards())
+        started.workers[device] = [
+            (GraphWorker(check.children, check.puzzle, part, device, graph_dir, check.src.mojoc,
+                         [cases[i] for i in indices], repeats, left=check.left, hold=hold), indices)
+            for indices in shards]
+    return started
+
+
+def run(check: Check, part: Part, packaged: build.Built | None, started: Started | None = None
+        ) -> dict[str, DeviceResult]:
+    """The op through a MAX graph on each device of the part (once its kernels passed);
+    `started`: its workers, already building (held until now)."""
     devices = [d for d in part.devices if check.wanted(d)]
     if not _kernels_passed(check, part) or packaged is None:
+        if started is not None:
+            started.drop()
         return _kernels_first(devices)
     if not packaged.ok:
         with check.lock:
@@ -90,34 +154,24 @@ def run(check: Check, part: Part, packaged: build.Built | None) -> dict[str, Dev
             check.result.compiler_output = check.result.compiler_output or packaged.output
             check.result.problem = check.result.problem or packaged.problem
         return {d: judge.device_result(d, Status.COMPILE_ERROR, "reason.precompile") for d in devices}
-    if check.spent("MAX graph"):
-        return {d: judge.device_result(d, Status.NOT_RUN, "reason.budget_spent") for d in devices}
-    graph_dir = build.python_files(check.puzzle, check.options.solutions, check.given)
-    results: dict[str, DeviceResult] = {}
-    runnable = []
-    for d in devices:
-        if d == "gpu" and not check.gpu_runs():
-            results[d] = check.gated() or judge.device_result(d, Status.NOT_RUN, "reason.no_gpu_graph")
-        else:
-            runnable.append(d)
-
-    chosen = through_max(part, check.cases[part.id])
+    if started is None:
+        started = start(check, part, packaged)
+    started.release()
+    results = dict(started.answered)
 
     def one(device: str) -> None:
-        repeats = check.puzzle.repeats if device == "gpu" else 1
-        cases = [check.cases[part.id][n] for n in chosen]
+        workers = started.workers[device]
         with check.stage(f"graph/{device}"):
-            shards = shard(cases, settings.graph_shards())
-            workers = [GraphWorker(check.children, check.puzzle, part, device, graph_dir, check.src.mojoc,
-                                   [cases[i] for i in indices], repeats, left=check.left) for indices in shards]
             tick = check.ticker(part.id, f"graph-{device}")
-            raw = merge([w.collect(tick if n == 0 else None) for n, w in enumerate(workers)], shards)
+            raw = merge([w.collect(tick if n == 0 else None) for n, (w, _) in enumerate(workers)],
+                        [indices for _, indices in workers])
             if raw.status == "timeout":
                 check.spent(f"MAX graph ({device})", timed_out=True)
-        results[device] = _judge_graph(check, device, part, raw, repeats, chosen)
+        repeats = check.puzzle.repeats if device == "gpu" else 1
+        results[device] = _judge_graph(check, device, part, raw, repeats, started.chosen)
         check.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
 
-    check.parallel([lambda d=d: one(d) for d in runnable])
+    check.parallel([lambda d=d: one(d) for d in started.workers])
     check.children.check()
     return {d: results[d] for d in devices}
 
