@@ -93,7 +93,8 @@ def test_a_5000_digit_id_is_an_unknown_puzzle(root, capsys, command):
 
 @pytest.mark.parametrize("name, value", [("WORKBOOK_RUN_TIMEOUT", "nan"), ("WORKBOOK_RUN_TIMEOUT", "-5"),
                                          ("WORKBOOK_COMPILE_TIMEOUT", "inf"), ("WORKBOOK_LOAD_TIMEOUT", "soon"),
-                                         ("WORKBOOK_MEMORY_LIMIT_MB", "1.5"), ("WORKBOOK_GPU_TARGET", "sm 90; x")])
+                                         ("WORKBOOK_MEMORY_LIMIT_MB", "1.5"), ("WORKBOOK_GPU_TARGET", "sm 90; x"),
+                                         ("WORKBOOK_GRAPHS_EARLY", "yes"), ("WORKBOOK_GRAPH_SHARDS", "0")])
 def test_a_bad_setting_is_named_before_anything_runs(root, capsys, monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     code, doc = json_error(capsys, "check", "p01")

@@ -135,6 +135,18 @@ def test_graph_cases_are_sharded_by_shape_and_merged_back_under_their_own_indice
     assert merge(runs, shards).status == "crash"  # one shard's crash is the part's
 
 
+def test_parallel_work_is_sized_to_the_cores_this_process_may_use(monkeypatch):
+    """taskset or a container's cpuset may allow fewer cores than the machine has: the
+    graphs are built early, and sharded, only where the cores allowed are enough."""
+    from workbook import settings
+
+    for allowed, early, shards in ((set(range(2)), False, 1), (set(range(8)), True, 2), (set(range(16)), True, 4)):
+        monkeypatch.setattr(settings.os, "sched_getaffinity", lambda pid, cpus=allowed: cpus)
+        assert (settings.cores(), settings.graphs_early(), settings.graph_shards()) == (len(allowed), early, shards)
+    monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "0")
+    assert not settings.graphs_early()
+
+
 def test_check_many_starts_the_longest_first_and_reports_in_course_order(monkeypatch):
     from workbook import catalog, engine, scheduler
 

@@ -12,14 +12,13 @@ the plain runs.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import psutil
 
-from . import build, engine, processes
+from . import build, engine, processes, settings
 from .catalog import Puzzle
 from .results import PuzzleResult
 
@@ -32,7 +31,7 @@ MEMORY_PER_JOB = 3 * GIB
 def default_jobs() -> int:
     """As many checks at once as the cores (two each: a check builds two programs side by
     side) and the memory (MEMORY_PER_JOB each) allow; at least one."""
-    cores = os.cpu_count() or 1
+    cores = settings.cores()
     try:
         memory = psutil.virtual_memory().available
     except (OSError, RuntimeError):
@@ -52,7 +51,7 @@ def run_all(tasks: list[Callable[[], T]], jobs: int, done: Callable[[T], None] |
             if done:
                 done(results[-1])
         return results
-    build.compile_threads = max(1, (os.cpu_count() or 1) // jobs)
+    build.compile_threads = max(1, settings.cores() // jobs)
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(task) for task in tasks]

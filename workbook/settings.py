@@ -254,11 +254,20 @@ def check_budget() -> float:
     return _seconds("WORKBOOK_CHECK_BUDGET", 900.0)
 
 
+def cores() -> int:
+    """The cores this process may run on (taskset or a container's cpuset may allow fewer
+    than the machine has): what parallel work is sized to."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def graph_shards() -> int:
     """How many workers may build one op's graphs for one device side by side, each for
     its own shapes (MAX compiles a graph per shape): one per four cores, at least one;
     WORKBOOK_GRAPH_SHARDS sets it."""
-    return max(1, int(_number("WORKBOOK_GRAPH_SHARDS", max(1, (os.cpu_count() or 1) // 4), whole=True)))
+    return max(1, int(_number("WORKBOOK_GRAPH_SHARDS", max(1, cores() // 4), whole=True)))
 
 
 def graphs_early() -> bool:
@@ -266,7 +275,7 @@ def graphs_early() -> bool:
     run (and run only once those pass): with eight cores or more, the graphs' compile
     leaves the op's critical path; on a laptop it would compete with the first verdict.
     WORKBOOK_GRAPHS_EARLY=1 or 0 sets it."""
-    return _number("WORKBOOK_GRAPHS_EARLY", 1 if (os.cpu_count() or 1) >= 8 else 0, whole=True,
+    return _number("WORKBOOK_GRAPHS_EARLY", 1 if cores() >= 8 else 0, whole=True,
                    positive=False) > 0
 
 

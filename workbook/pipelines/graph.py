@@ -61,7 +61,7 @@ def run_parts(check: Check, parts: list[Part]) -> dict[str, dict[str, DeviceResu
     packaged = _package(check, wanted_parts) if early else None
     held: dict[str, Started] = {}
     try:
-        if packaged is not None and packaged.ok:
+        if packaged is not None and packaged.ok and not check.plain_verdicts.is_set():
             held = {p.id: start(check, p, packaged, hold=True) for p in wanted_parts[:at_once]}
         check.plain_verdicts.wait()
         if check.failed_build is not None:
