@@ -143,8 +143,21 @@ def test_parallel_work_is_sized_to_the_cores_this_process_may_use(monkeypatch):
     for allowed, early, shards in ((set(range(2)), False, 1), (set(range(8)), True, 2), (set(range(16)), True, 4)):
         monkeypatch.setattr(settings.os, "sched_getaffinity", lambda pid, cpus=allowed: cpus)
         assert (settings.cores(), settings.graphs_early(), settings.graph_shards()) == (len(allowed), early, shards)
+        assert not settings.graphs_early(crowded=True)  # several checks at once: not by default
     monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "0")
     assert not settings.graphs_early()
+    monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "1")
+    assert settings.graphs_early(crowded=True)
+
+
+def test_checks_run_side_by_side_are_crowded_and_one_alone_is_not():
+    """The scheduler says when several checks share the machine (graphs are then built
+    after the kernels by default), and says so only while they run."""
+    from workbook.pipelines import graph as graph_pipeline
+
+    seen = scheduler.run_all([lambda: graph_pipeline.crowded] * 3, jobs=2)
+    assert seen == [True] * 3 and graph_pipeline.crowded is False
+    assert scheduler.run_all([lambda: graph_pipeline.crowded], jobs=4) == [False]
 
 
 def test_check_many_starts_the_longest_first_and_reports_in_course_order(monkeypatch):

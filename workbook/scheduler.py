@@ -20,6 +20,7 @@ import psutil
 
 from . import build, engine, processes, settings
 from .catalog import Puzzle
+from .pipelines import graph as graph_pipeline
 from .results import PuzzleResult
 
 T = TypeVar("T")
@@ -52,6 +53,7 @@ def run_all(tasks: list[Callable[[], T]], jobs: int, done: Callable[[T], None] |
                 done(results[-1])
         return results
     build.compile_threads = max(1, settings.cores() // jobs)
+    graph_pipeline.crowded = True
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(task) for task in tasks]
@@ -67,6 +69,7 @@ def run_all(tasks: list[Callable[[], T]], jobs: int, done: Callable[[T], None] |
                 raise
     finally:
         build.compile_threads = None
+        graph_pipeline.crowded = False
 
 
 def check_many(targets: list[tuple[Puzzle, engine.Options]], jobs: int,

@@ -270,13 +270,16 @@ def graph_shards() -> int:
     return max(1, int(_number("WORKBOOK_GRAPH_SHARDS", max(1, cores() // 4), whole=True)))
 
 
-def graphs_early() -> bool:
+def graphs_early(crowded: bool = False) -> bool:
     """Whether an op's MAX graphs are built while its kernels are still being built and
     run (and run only once those pass): with eight cores or more, the graphs' compile
     leaves the op's critical path; on a laptop it would compete with the first verdict.
-    WORKBOOK_GRAPHS_EARLY=1 or 0 sets it."""
-    return _number("WORKBOOK_GRAPHS_EARLY", 1 if cores() >= 8 else 0, whole=True,
-                   positive=False) > 0
+    Not by default when several checks run at once (`crowded`): their CPU is full anyway,
+    and there one GPU graph failed MAX's compile (docs/performance.md, K).
+    WORKBOOK_GRAPHS_EARLY=1 or 0 decides it everywhere."""
+    if os.environ.get("WORKBOOK_GRAPHS_EARLY", "").strip():
+        return _number("WORKBOOK_GRAPHS_EARLY", 0, whole=True, positive=False) > 0
+    return cores() >= 8 and not crowded
 
 
 def process_limit() -> int:

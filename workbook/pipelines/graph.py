@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from ..engine import Check
 
 
+# True while the scheduler runs several checks at once (settings.graphs_early).
+crowded = False
+
+
 def wanted(check: Check, part: Part) -> bool:
     """Op puzzles only, and not with --quick (the first stage is its verdict)."""
     return check.puzzle.kind == "op" and not check.options.quick
@@ -57,7 +61,7 @@ def run_parts(check: Check, parts: list[Part]) -> dict[str, dict[str, DeviceResu
     if not wanted_parts:
         return results
     at_once = settings.graph_shards()  # one per four cores: on a laptop, one part after another
-    early = settings.graphs_early()
+    early = settings.graphs_early(crowded)
     packaged = _package(check, wanted_parts) if early else None
     held: dict[str, Started] = {}
     try:
