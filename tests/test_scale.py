@@ -303,7 +303,9 @@ def test_an_op_s_graphs_built_early_run_only_once_its_kernels_pass(root, monkeyp
 
 def test_a_real_graph_worker_built_early_is_ended_unrun_when_the_kernels_fail(root, monkeypatch):
     """The real worker and MAX: started with the builds, holding, and ended when the CPU
-    kernel fails its plain run; the report says the graphs wait for the kernels."""
+    kernel fails its plain run; the report says the graphs wait for the kernels. (The
+    host's pipeline starts once the worker did: on two busy cores the kernels' verdict
+    may otherwise come before the op is packaged, and no worker is started at all.)"""
     import psutil
 
     from workbook import graphrun
@@ -317,9 +319,18 @@ def test_a_real_graph_worker_built_early_is_ended_unrun_when_the_kernels_fail(ro
         real_init(self, *args, **kwargs)
         workers.append((self, kwargs.get("hold"), psutil.Process(self.child.pid)))
 
+    real_host = engine.host.run
+
+    def host_after_the_worker(check, parts):  # the real pipeline, once a worker was started
+        deadline = time.monotonic() + 120
+        while not workers and time.monotonic() < deadline:
+            time.sleep(0.05)
+        real_host(check, parts)
+
     dropped = []
     monkeypatch.setattr(graphrun.GraphWorker, "__init__", init)
     monkeypatch.setattr(graphrun.GraphWorker, "drop", lambda self: (dropped.append(self), real_drop(self)))
+    monkeypatch.setattr(engine.host, "run", host_after_the_worker)
     result = engine.check_puzzle(catalog.load("p18"), engine.Options(devices=("cpu",), cache=False))
     part = result.parts[0]
     assert part.kernels["cpu"].status == Status.FAIL, (part.kernels["cpu"], result.problem)
