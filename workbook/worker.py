@@ -112,7 +112,7 @@ def main(run_dir: Path) -> int:
     request = json.loads((run_dir / protocol.REQUEST).read_text())
     folder = Path(request["graph_dir"])
     _watchdog(run_dir, {"loading": request["load_timeout"], "running": request["run_timeout"],
-                        "waiting": request.get("wait_timeout", request["load_timeout"])})
+                        "waiting": request["wait_timeout"]})
     result: dict = {"status": protocol.Status.OK.value, "graphs": []}
     protocol.write_phase(run_dir, protocol.Phase.LOADING)
     started = time.monotonic()
@@ -138,7 +138,7 @@ def main(run_dir: Path) -> int:
                 models = []
                 break  # a graph that bypasses the op is reported, not run
             models.append((group, model))
-        if models and request.get("hold"):
+        if models and request["hold"]:
             waited = time.monotonic()
             _await_go(run_dir)
             started += time.monotonic() - waited  # the time it took is the graphs' own, not the wait

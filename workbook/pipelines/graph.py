@@ -109,12 +109,15 @@ class Started:
     answered: dict[str, DeviceResult] = field(default_factory=dict)
     workers: dict[str, list[tuple[GraphWorker, list[int]]]] = field(default_factory=dict)
 
+    def _every(self) -> list[GraphWorker]:
+        return [worker for shards in self.workers.values() for worker, _ in shards]
+
     def release(self) -> None:
-        for worker, _ in (w for ws in self.workers.values() for w in ws):
+        for worker in self._every():
             worker.release()
 
     def drop(self) -> None:
-        for worker, _ in (w for ws in self.workers.values() for w in ws):
+        for worker in self._every():
             worker.drop()
 
 
@@ -171,8 +174,7 @@ def run(check: Check, part: Part, packaged: build.Built | None, started: Started
                         [indices for _, indices in workers])
             if raw.status == "timeout":
                 check.spent(f"MAX graph ({device})", timed_out=True)
-        repeats = check.puzzle.repeats if device == "gpu" else 1
-        results[device] = _judge_graph(check, device, part, raw, repeats, started.chosen)
+        results[device] = _judge_graph(check, device, part, raw, workers[0][0].repeats, started.chosen)
         check.emit(part.id, f"graph-{device}", "phase.verdict", results[device].status)
 
     check.parallel([lambda d=d: one(d) for d in started.workers])
