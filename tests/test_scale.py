@@ -35,6 +35,11 @@ def test_the_same_check_again_is_a_cache_hit_and_any_change_is_not(root, cache):
     assert first.status == Status.PASS and not first.cached
     # Its CPU-seconds per program (a cold check's floor is made of these): built, then run.
     assert first.cpu.get("mojo build", 0) > 0.5 and first.cpu.get("launcher", 0) > 0
+    # Beside the program built, how it was built (the benchmark times each compile again with it).
+    recorded = [json.loads(c.read_text()) for c in cache.glob("build/p01-*/launch/*/host.cmd")]
+    assert len(recorded) == 1 and recorded[0]["args"][0] == "build" and "--sanitize" in recorded[0]["args"]
+    assert [a for a in recorded[0]["args"] if a.endswith("launch_host.mojo") and Path(a).is_file()]
+    assert Path(recorded[0]["cwd"]).is_dir() and "-o" not in recorded[0]["args"]
     again = engine.check_puzzle(puzzle, quick())
     assert again.cached and again.status == Status.PASS and again.seed == first.seed
     # The same facts, less the per-thread counts the judging used (most of a kept verdict's bytes).

@@ -6,7 +6,8 @@
   reference leaves this folder, and everything built in it, untouched.
 - `launcher()` writes a generated launcher (workbook/launcher.py) and builds it
   with `mojo build`, keyed by the generated text, the support code and the
-  target: unchanged code is never rebuilt.
+  target: unchanged code is never rebuilt. Beside each program built, its
+  `.cmd` holds the compiler's arguments, to build it again by hand.
 - `precompile()` packages an op puzzle's Mojo code as a `.mojoc` for MAX,
   whose graph cache is keyed by that file's path: the same Mojo, the same path.
 - `python_files()` copies an op puzzle's Python files (the graph) into a
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import threading
@@ -294,7 +296,8 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     log = output.with_name(output.name + ".log")
     try:
         threads = [f"--num-threads={compile_threads}"] if compile_threads and args and args[0] in ("build",) else []
-        outcome = children.run([str(mojo), args[0], *threads, *args[1:], "-o", str(compiled)],
+        command = [args[0], *threads, *args[1:]]
+        outcome = children.run([str(mojo), *command, "-o", str(compiled)],
                                timeout=settings.compile_timeout(), log=log, cwd=src.dir, env=env, tick=tick)
         children.check()
         text = log.read_text(errors="replace") if log.exists() else ""
@@ -309,6 +312,9 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
             outcome.seconds += linked.seconds
         if outcome.returncode == 0 and partial.exists():
             os.replace(partial, output)
+            # How it was built, for a rebuild by hand (benchmarks/bench.py times each
+            # compile's stages with it): the arguments, less the compiler and the output.
+            output.with_name(output.name + ".cmd").write_text(json.dumps({"cwd": str(src.dir), "args": command}))
             marker.write_text("")
             return Built(True, outcome.seconds, binary=output, link_seconds=linked.seconds if link else 0.0)
     finally:
