@@ -140,3 +140,16 @@ def test_each_program_s_cpu_seconds_are_counted_under_its_name(tmp_path):
     assert kind(["/c/build/p01-1/launch/2/gpu-sm_90-g1", "/tmp/run", "gpu"]) == "launcher"
     assert kind(["/c/build/p01-1/launch/2/host", "/tmp/run", "sim"]) == "launcher"
     assert kind(["/usr/bin/cc", "-O2", "-c", "wbsim.c"]) == "cc"
+
+
+def test_a_process_knows_how_long_ago_it_started():
+    """`run`'s startup stage: a fresh process is under a few seconds old, and half a
+    second later half a second older (a wrong field of /proc's stat is no age at all)."""
+    probe = ("import time; from workbook.processes import own_age\n"
+             "first = own_age(); time.sleep(0.5); print(first, own_age())")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).parent.parent)
+    first, later = (float(x) for x in done.stdout.split())
+    assert 0 < first < 5
+    assert 0.45 < later - first < 1.5
+

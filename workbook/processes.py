@@ -366,6 +366,20 @@ def program_kind(argv: list[str]) -> str:
     return "launcher" if name.startswith(("host", "gpu-")) else name
 
 
+def own_age() -> float | None:
+    """Seconds since this process was created: the interpreter's start and every import
+    before the caller (the start-up a learner waits through before the first compile).
+    Linux's start time, in clock ticks since boot, against the boot clock; None where
+    either is missing, or where they disagree (a start after now)."""
+    try:
+        stat = Path("/proc/self/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime; comm may hold spaces
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return age if age >= 0 else None
+
+
 def kill_everything() -> None:
     """Every child of every run in this process, and whatever they started that is still
     here (one that left its group): the last thing before exiting."""

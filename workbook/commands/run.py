@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import catalog, engine, exitcodes, progress, report, settings, state
+from .. import catalog, engine, exitcodes, processes, progress, report, settings, state
 from ..i18n import WorkbookError, t
 from ..results import PASSING, Status, document, to_dict
 from .common import Context, learner_files, load_state, require_learner_files, resolve, title
@@ -18,9 +18,12 @@ def check_devices(devices: list[str] | None) -> tuple[str, ...]:
 def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options):
     """Run the engine with live progress where a person watches, and remember the
     verdict when it was a full run of the learner's own files."""
+    startup = processes.own_age()
     with progress.LiveProgress(ctx.out, t("run.building", id=puzzle.id),
                                progress.wanted(ctx.out, ctx.as_json)) as live:
         result = engine.check_puzzle(puzzle, options, events=live)
+    if startup is not None:  # the seconds before the engine began, first among its stages
+        result.stages = {"startup": startup, **result.stages}
     target_problem(result)
     remember(ctx, puzzle, options, result)
     return result
