@@ -1,7 +1,7 @@
 """Edit to verdict: how long a learner waits after a one-line change to a kernel.
 
     python benchmarks/bench.py [--repeat N] [--json] [--out FILE] [--only p18,p01] [--keep]
-                               [--measure quick,full,plain,unwatched] [--baseline REV]
+                               [--measure quick,full,plain,compile,split,unwatched] [--baseline REV]
 
 For each puzzle measured, in a fresh copy of the workbook with the solution
 in the learner's files, after one untimed run (the learner has run it
@@ -27,6 +27,15 @@ before: Mojo's, MAX's and the workbook's caches are warm), N times:
 Seconds are medians of N runs (default 3); the ratio is to the plain flow
 measured in the same run. Standard library only; the subprocesses use this
 Python and its `mojo`.
+
+Where the seconds go (`split`, on by default): every timed run's stages
+(`startup`, the process until the engine began; the engine's own, from
+`--json`; `exit`, the JSON written and the process's end); after a puzzle's
+samples, each compile of its last edit built again with `--mlir-timing`
+(the simulator's program, the GPU's, an op's package), split into Mojo's
+front end, its MLIR passes, LLVM's code generation and the process around
+them; and the report a learner reads, drawn from the last verdict for 80
+columns.
 
 Two more measurements compare the workbook with itself, sample by sample in
 the same run (so under the same load):
@@ -126,8 +135,12 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
     if rc != 0:
         log(f"exit code {rc} from {' '.join(cmd)}:\n{out[-1500:]}")
     doc = _document(out)
+    stages = _stages(doc)
+    engine = _first_puzzle(doc).get("seconds") if doc else None
+    if isinstance(engine, (int, float)) and "startup" in stages:  # the report written, the interpreter's end
+        stages["exit"] = max(0.0, seconds - stages["startup"] - engine)
     return Sample(seconds, rc, usage.ru_utime + usage.ru_stime - cpu, load, _first_verdict(doc, seconds),
-                  _stages(doc), _puzzles(doc))
+                  stages, _puzzles(doc))
 
 
 def _document(out: str) -> dict:
@@ -197,6 +210,15 @@ def mojo() -> str:
     return str(beside) if beside.exists() else (shutil.which("mojo") or "mojo")
 
 
+def add_line(kernel: Path, n: int) -> None:
+    """Put `var edit_N = i * N` after the kernel's `var i = ...` line."""
+    text = kernel.read_text(encoding="utf-8")
+    anchor = text.index("    var i = ")
+    line_end = text.index("\n", anchor) + 1
+    edit = f"    var edit_{n} = i * {n}  # a learner's edit\n"
+    kernel.write_text(text[:line_end] + edit + text[line_end:], encoding="utf-8")
+
+
 class Copy:
     """A learner's checkout with the puzzle solved, its own caches, and an edit counter.
     `source` is the tree it is copied from: this checkout, or a baseline revision's."""
@@ -224,11 +246,7 @@ class Copy:
         content misses, Mojo's own too (a comment alone may leave the compiled code as it
         was). The line computes something nobody uses, so the verdict stays a pass."""
         self.edits += 1
-        text = self.kernel_file.read_text(encoding="utf-8")
-        anchor = text.index("    var i = ")
-        line_end = text.index("\n", anchor) + 1
-        edit = f"    var edit_{self.edits} = i * {self.edits}  # a learner's edit\n"
-        self.kernel_file.write_text(text[:line_end] + edit + text[line_end:], encoding="utf-8")
+        add_line(self.kernel_file, self.edits)
 
     def env(self, **more: str) -> dict[str, str]:
         """The copy's own workbook folder and caches; its own package first on the path."""
@@ -289,6 +307,9 @@ def measure(puzzle: str, repeat: int, gpu: bool, keep: bool, which: set[str], ba
                 row.samples.append(timed(commands[row.what], copy.root, copy.env(WORKBOOK_SIM_WATCH="0")))
             else:
                 row.samples.append(timed(commands[row.what], target.root, target.env()))
+    if "split" in which:
+        rows += compile_split(copy, repeat)
+        rows.append(render_time(copy, repeat))
     copy.close()
     if old:
         old.close()
@@ -309,6 +330,92 @@ def trivial_build(repeat: int) -> Row:
                 row.samples.append(sample)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+MLIR_TIMING = re.compile(r"^  \s*[\d.]+ \([ \d.]+%\)\s+([\d.]+) \([ \d.]+%\)  (\S.*)$", re.M)
+
+
+def split_seconds(stderr: str, wall: float) -> dict[str, float]:
+    """One compile's seconds from its `--mlir-timing` report: Mojo's front end ("Import
+    Mojo": parsing and importing), its MLIR passes (elaboration, lowering), the rest of the
+    pipeline (LLVM's optimisation and code generation: MLIR's report calls it "Rest"), and
+    the process around them (start-up, linking)."""
+    top = {m.group(2).strip(): float(m.group(1)) for m in MLIR_TIMING.finditer(stderr)}
+    total, front, rest = top.get("Total", 0.0), top.get("Import Mojo", 0.0), top.get("Rest", 0.0)
+    return {"front end": front, "MLIR passes": max(0.0, total - front - rest), "LLVM and the rest": rest,
+            "process": max(0.0, wall - total)}
+
+
+def compile_split(copy: Copy, repeat: int) -> list[Row]:
+    """Each compile the workbook ran for the copy's last edit (the simulator's program, the
+    GPU's, the sanitizer's with line tables, an op's package), split like
+    `compile_breakdown`: built again with `--mlir-timing`, from the arguments the workbook
+    keeps beside each build (`.cmd`), in a copy of its sources with a new line in the
+    kernel each time (so Mojo's own cache misses, as after an edit)."""
+    builds = copy.dir / "cache" / "build"
+    found = list(builds.glob("*/launch/*/*.cmd")) + list(builds.glob("*/*.mojoc.cmd"))
+    if not found:
+        return []
+    newest = max(found, key=lambda c: c.stat().st_mtime)
+    folder = next(parent for parent in newest.parents if parent.parent == builds)
+    commands = sorted(c for c in found if folder in c.parents)
+    rows = {c: Row(copy.puzzle, f"split {c.name[:-4]}", f"  the compile of {c.name[:-4]} after an edit, split")
+            for c in commands}
+    work = Path(tempfile.mkdtemp(prefix="workbook-bench-split-"))
+    try:
+        for i in range(repeat):
+            shutil.rmtree(work / "b", ignore_errors=True)
+            shutil.copytree(folder, work / "b", ignore=lambda d, names: [
+                n for n in names if not n.endswith(".mojo") and not Path(d, n).is_dir()])
+            for sub in ("src", "sim"):
+                add_line(work / "b" / sub / EDITED[copy.puzzle], 1000 + i)
+            for cmd, row in rows.items():
+                recorded = json.loads(cmd.read_text(encoding="utf-8"))
+                args = [a.replace(str(folder), str(work / "b")) for a in recorded["args"]]
+                start = time.perf_counter()
+                output = work / "out" / cmd.name[:-4]  # the name built (a .mojoc's module name comes from it)
+                output.parent.mkdir(exist_ok=True)
+                timing = ["--mlir-timing"] if args[0] == "build" else []  # `mojo precompile` has no such option
+                done = subprocess.run([mojo(), args[0], *timing, *args[1:], "-o", str(output)],
+                                      cwd=work / "b", capture_output=True, text=True, timeout=TIMEOUT)
+                wall = time.perf_counter() - start
+                if done.returncode != 0:
+                    log(f"{cmd.name}: exit code {done.returncode}:\n{(done.stdout + done.stderr)[-1500:]}")
+                row.samples.append(Sample(wall, done.returncode,
+                                          stages=split_seconds(done.stderr, wall) if timing else {"whole": wall}))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return list(rows.values())
+
+
+RENDER = """import os, pickle, sys, time
+from workbook import catalog, report, settings, terminal
+from workbook.commands.common import learner_files, title
+kept = max((settings.cache_dir() / "verdicts").glob("*.pickle"), key=os.path.getmtime)
+result = pickle.loads(kept.read_bytes())
+puzzle = catalog.load(sys.argv[1])
+with open(os.devnull, "w") as sink:
+    console = terminal.console(file=sink, width=80, force_terminal=True)
+    start = time.perf_counter()
+    report.render_result(console, result, title(puzzle), learner_files(puzzle))
+    print(time.perf_counter() - start)
+"""
+
+
+def render_time(copy: Copy, repeat: int) -> Row:
+    """The Rich report a learner reads (the timed runs print JSON): the last verdict the copy
+    kept, drawn for an 80-column terminal in a fresh process, timed from the first line
+    drawn to the last (the imports are the start-up's)."""
+    row = Row(copy.puzzle, "render", "  the last verdict's report, drawn for 80 columns")
+    for _ in range(repeat):
+        done = subprocess.run([sys.executable, "-c", RENDER, copy.puzzle], cwd=copy.root, env=copy.env(),
+                              capture_output=True, text=True, timeout=300)
+        try:
+            row.samples.append(Sample(float(done.stdout.split()[-1]), done.returncode))
+        except (ValueError, IndexError):
+            log(f"drawing the report failed:\n{done.stderr[-1500:]}")
+            row.samples.append(Sample(0.0, done.returncode or 1))
     return row
 
 
@@ -335,12 +442,7 @@ def compile_breakdown(repeat: int) -> Row:
             wall = time.perf_counter() - start
             if i == 0:
                 continue
-            top = {m.group(2).strip(): float(m.group(1)) for m in re.finditer(
-                r"^  \s*[\d.]+ \([ \d.]+%\)\s+([\d.]+) \([ \d.]+%\)  (\S.*)$", done.stderr, re.M)}
-            total, front, rest = top.get("Total", 0.0), top.get("Import Mojo", 0.0), top.get("Rest", 0.0)
-            row.samples.append(Sample(wall, done.returncode, stages={
-                "front end": front, "MLIR passes": max(0.0, total - front - rest), "LLVM and the rest": rest,
-                "process": max(0.0, wall - total)}))
+            row.samples.append(Sample(wall, done.returncode, stages=split_seconds(done.stderr, wall)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return row
@@ -407,6 +509,9 @@ def _version(name: str) -> str | None:
         return None
 
 
+TIMED = ("quick", "unwatched", "baseline", "full")  # the rows that time a workbook command after an edit
+
+
 def table(rows: list[Row], gpu: bool) -> str:
     lines = [f"{'measurement':50} {'seconds':>8} {'min-max':>11} {'x plain':>8} {'first':>6} {'x plain':>8} "
              f"{'target':>7}  load"]
@@ -416,11 +521,11 @@ def table(rows: list[Row], gpu: bool) -> str:
         for row in group.values():
             what = row.what
             spread = f"{min(s.seconds for s in row.samples):.1f}-{max(s.seconds for s in row.samples):.1f}"
-            ratio = f"{row.seconds / plain:.2f}x" if plain and row.seconds and what != "plain" else ""
+            ratio = f"{row.seconds / plain:.2f}x" if plain and row.seconds and what in TIMED else ""
             target = TARGETS.get((puzzle, gpu)) if what == "quick" else None
             loads = [s.load for s in row.samples if s.load is not None]
             label = row.label + ("" if row.ok else "  [FAILED]")
-            first = row.first_verdict if what not in ("plain", "cold", "warm") else None
+            first = row.first_verdict if what in TIMED else None
             first_ratio = f"{first / plain:.2f}x" if first and plain else ""
             lines.append(f"{label:50} {row.seconds:8.2f} {spread:>11} {ratio:>8} "
                          f"{(f'{first:.2f}' if first else ''):>6} {first_ratio:>8} "
@@ -437,7 +542,9 @@ def table(rows: list[Row], gpu: bool) -> str:
                     lines.append("    CPU-seconds by program: " + ", ".join(
                         f"{name} {sec:.0f}" for name, sec in programs.items()))
     lines.append("seconds: the whole command, median; first: until the first device's verdict (--json), median;")
-    lines.append("indented: the engine's stages (build/link per program, run per device, judge), median seconds")
+    lines.append("indented: the stages, median seconds: startup (the process until the engine began), the engine's")
+    lines.append("(build/link per program, run per device, judge), exit (the JSON written, the process's end); each")
+    lines.append("compile split into Mojo's front end, MLIR passes, LLVM and the process; the report drawn")
     return "\n".join(lines)
 
 
@@ -505,8 +612,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", default="p18,p01")
-    parser.add_argument("--measure", default="quick,full,plain,compile",
-                        help="which of quick, full, plain, unwatched, compile")
+    parser.add_argument("--measure", default="quick,full,plain,compile,split",
+                        help="which of quick, full, plain, unwatched, compile, split")
     parser.add_argument("--baseline", help="a git revision (or a folder holding its tree) to compare `run --quick` "
                         "with, sample by sample")
     parser.add_argument("--keep", action="store_true")
