@@ -153,3 +153,22 @@ def test_a_process_knows_how_long_ago_it_started():
     assert 0 < first < 5
     assert 0.45 < later - first < 1.5
 
+
+def test_a_compile_that_can_wait_runs_at_a_lower_priority(tmp_path):
+    """build.LATER (the GPU's build where no GPU runs it): the program starts that much lower,
+    its session's autogroup too where the kernel has them (each child has a session of its
+    own, and a nice value only ranks the processes within one group); one started plainly
+    keeps the workbook's priority."""
+    asked = [sys.executable, "-c", "import os; print(os.nice(0))"]
+    base = os.nice(0)
+    with Children() as children:
+        children.run(asked, timeout=30, log=tmp_path / "later.log", nice=7)
+        children.run(asked, timeout=30, log=tmp_path / "plain.log")
+    assert int((tmp_path / "later.log").read_text()) == min(19, base + 7)
+    assert int((tmp_path / "plain.log").read_text()) == base
+    group = Path("/proc/self/autogroup")
+    if group.exists():  # sched_autogroup: the child's own group is lowered as well
+        groups = [sys.executable, "-c", "print(open('/proc/self/autogroup').read().split()[-1])"]
+        with Children() as children:
+            children.run(groups, timeout=30, log=tmp_path / "group.log", nice=7)
+        assert int((tmp_path / "group.log").read_text()) == 7

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import put_solution, put_wrong
 
-from workbook import catalog, engine, results, scheduler, verdicts
+from workbook import build, catalog, engine, results, scheduler, verdicts
 from workbook.results import Status
 
 pytestmark = pytest.mark.slow
@@ -85,6 +85,24 @@ def test_a_verdict_kept_by_another_version_of_the_workbook_is_not_used(root, cac
     verdicts.workbook_digest.cache_clear()
     monkeypatch.setattr(verdicts, "workbook_digest", lambda: "another version")
     assert not engine.check_puzzle(puzzle, quick()).cached
+
+
+def test_a_build_the_first_verdict_does_not_wait_for_yields_the_cores(root, cache, monkeypatch):
+    """Where no GPU runs it, the GPU's build is only a compile check: it runs at build.LATER,
+    below the simulator's build, whose verdict comes first (on two cores they compete)."""
+    put_solution(root, "p01")
+    asked = []
+    real = build.launcher
+
+    def recording(children, src, plan, which, target=None, tick=None, lines=False, nice=0):
+        asked.append((which, lines, nice))
+        return real(children, src, plan, which, target, tick, lines, nice)
+
+    monkeypatch.setattr(build, "launcher", recording)
+    monkeypatch.setenv("WORKBOOK_NO_GPU", "1")
+    result = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False))
+    assert result.status == Status.PASS and result.device_statuses()["gpu"] == Status.COMPILED
+    assert sorted(asked) == [("gpu", False, build.LATER), ("host", False, 0)]
 
 
 def test_many_puzzles_at_once_give_the_verdicts_one_at_a_time_gives_in_the_order_asked(root, cache):

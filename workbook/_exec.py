@@ -1,13 +1,15 @@
 """Start a program that dies with the workbook, within limits:
 
-    python -I -S .../workbook/_exec.py PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--] PROGRAM ARGS...
+    python -I -S .../workbook/_exec.py PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--nice=N] [--] PROGRAM ARGS...
 
 It asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG, which
 survives exec), checks that the parent is still there (it may have died in
 between; PARENT_PID 0 skips that, inside a sandbox where the parent has
 another pid), takes on the resource limits it was given (memory, file size,
 processes, core files: workbook/limits.py says which and why), becomes UID
-where asked (the sandbox of a grader running as root), then becomes PROGRAM.
+where asked (the sandbox of a grader running as root), lowers its priority by
+N where asked (a compile whose result comes after the first verdict), then
+becomes PROGRAM.
 See workbook/processes.py.
 
 Standard library only, and no imports from the package: it runs as a plain
@@ -52,24 +54,43 @@ def become(uid: int) -> None:
     os.setuid(uid)
 
 
-def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, list[str]]:
+def lower_priority(nice: int) -> None:
+    """Run `nice` lower: the process's own nice value, and its autogroup's. Where the kernel
+    groups processes by session (sched_autogroup), groups share the CPU as equals and a
+    nice value only ranks the processes within one, so a child in a session of its own
+    (every child: processes.py) yields to the others only once its group does. Either may
+    be refused; only ever lowered, it needs no privilege."""
+    os.nice(nice)  # survives exec, and the compiler's threads inherit it
+    try:
+        with open("/proc/self/autogroup", "w") as group:
+            group.write(str(nice))
+    except OSError:
+        pass
+
+
+def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, int, list[str]]:
     parent, rest = int(argv[0]), argv[1:]
     limits: dict[str, int] = {}
     uid = None
-    while rest and rest[0].startswith(("--rlimit=", "--uid=")):
+    nice = 0
+    while rest and rest[0].startswith(("--rlimit=", "--uid=", "--nice=")):
         option = rest.pop(0)
         if option.startswith("--uid="):
             uid = int(option[len("--uid="):])
+        elif option.startswith("--nice="):
+            nice = int(option[len("--nice="):])
         else:
             name, _, value = option[len("--rlimit="):].partition(":")
             limits[name] = int(value)
     if rest and rest[0] == "--":
         rest = rest[1:]
-    return parent, limits, uid, rest
+    return parent, limits, uid, nice, rest
 
 
 if __name__ == "__main__":
-    parent, limits, uid, program = parse(sys.argv[1:])
+    parent, limits, uid, nice, program = parse(sys.argv[1:])
+    if nice > 0:
+        lower_priority(nice)
     try:
         if uid is not None:
             become(uid)  # before the limits: a change of user also clears the death signal

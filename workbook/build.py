@@ -82,6 +82,11 @@ compile_threads: int | None = None
 # Part of every key: bump it when what a build folder holds changes shape.
 LAYOUT = "2"
 
+# How much lower a compile runs whose program the first verdict does not wait for (the GPU's
+# where no GPU runs it): at 10 it gets about a tenth of the CPU of a compile at 0 when the two
+# compete (Linux's weights), and all of it when they don't.
+LATER = 10
+
 
 def _read_all(files: dict[str, Path], given: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """Every file's bytes, read once: what is hashed is exactly what is written and built,
@@ -275,7 +280,8 @@ def path_map(src: Sources) -> dict[str, Path]:
     return mapping
 
 
-def _compile(children: Children, src: Sources, args: list[str], output: Path, tick=None, link=None) -> Built:
+def _compile(children: Children, src: Sources, args: list[str], output: Path, tick=None, link=None,
+             nice: int = 0) -> Built:
     """Run the Mojo compiler once (and `link(object, program)`'s command after it, for a
     program Mojo only compiles to an object); a marker beside the output records a success.
 
@@ -298,7 +304,7 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
         threads = [f"--num-threads={compile_threads}"] if compile_threads and args and args[0] in ("build",) else []
         command = [args[0], *threads, *args[1:]]
         outcome = children.run([str(mojo), *command, "-o", str(compiled)],
-                               timeout=settings.compile_timeout(), log=log, cwd=src.dir, env=env, tick=tick)
+                               timeout=settings.compile_timeout(), log=log, cwd=src.dir, env=env, tick=tick, nice=nice)
         children.check()
         text = log.read_text(errors="replace") if log.exists() else ""
         if outcome.timed_out:
@@ -378,10 +384,11 @@ def launcher_binary(src: Sources, plan: Plan, which: str, target: str | None = N
 
 
 def launcher(children: Children, src: Sources, plan: Plan, which: str, target: str | None = None,
-             tick=None, lines: bool = False) -> Built:
+             tick=None, lines: bool = False, nice: int = 0) -> Built:
     """Generate and build the `gpu` or `host` launcher for this plan (cached). `lines`
     adds line tables (-g1), so compute-sanitizer names the learner's line; they make
-    the compile about half as long again, so only the sanitizer's build has them."""
+    the compile about half as long again, so only the sanitizer's build has them.
+    `nice`: LATER for a build the first verdict does not wait for."""
     link, linked = None, []
     if which == "host":
         link, why = _sim_link(children)
@@ -393,13 +400,13 @@ def launcher(children: Children, src: Sources, plan: Plan, which: str, target: s
             return Built(False, problem=msg("build.no_linker", why=why))
         linked = ["-Xlinker", str(harness)]
     source, args, binary = _launcher_job(src, plan, which, target, lines)
-    built = _compile(children, src, [*args, *linked, str(source)], binary, tick, link)
+    built = _compile(children, src, [*args, *linked, str(source)], binary, tick, link, nice)
     if built.ok or blames_learner(built):
         return built
     # Not the learner's code: perhaps a damaged entry. Build it once more from scratch.
     discard(source.parent)
     source, args, binary = _launcher_job(src, plan, which, target, lines)
-    return _compile(children, src, [*args, *linked, str(source)], binary, tick, link)
+    return _compile(children, src, [*args, *linked, str(source)], binary, tick, link, nice)
 
 
 def precompile(children: Children, src: Sources, tick=None) -> Built:

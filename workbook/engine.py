@@ -465,10 +465,13 @@ class Check:
                 self.result.stages[name] = self.result.stages.get(name, 0.0) + time.perf_counter() - started
 
     def build(self, which: str, device: str) -> build.Built | None:
-        """Build a launcher; on a compile error remember it (and return None)."""
+        """Build a launcher; on a compile error remember it (and return None). Where no GPU
+        runs its program, the GPU's build is only a compile check, so it yields the cores to
+        the simulator's, whose verdict comes first."""
         self.emit("", device, "phase.compiling")
+        nice = build.LATER if which == "gpu" and not self.gpu_runs() else 0
         with self.stage(f"build/{which}"):
-            built = build.launcher(self.children, self.src, self.plan, which, self.target(which))
+            built = build.launcher(self.children, self.src, self.plan, which, self.target(which), nice=nice)
         if built.link_seconds:
             with self.lock:
                 self.result.stages[f"link/{which}"] = built.link_seconds

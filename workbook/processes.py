@@ -237,13 +237,14 @@ class Children:
 
     def start(self, argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
               cwd: Path | None = None, learner: bool = False, scratch: Path | None = None,
-              reads: tuple[Path, ...] = (), memory_extra_mb: int = 0) -> Child:
+              reads: tuple[Path, ...] = (), memory_extra_mb: int = 0, nice: int = 0) -> Child:
         """Start a program in a process group of its own, dying with this process.
 
         `learner`: it runs learner code, so it gets the resource limits, and runs in this
         run's sandbox if it has one, writing only to `scratch` (default: `cwd`) and reading
         `reads` besides what its command line names. `memory_extra_mb`: memory the workbook's
-        own data needs in it (a launcher's buffers), on top of the learner's allowance."""
+        own data needs in it (a launcher's buffers), on top of the learner's allowance.
+        `nice`: how much lower than the workbook it runs (a compile that can wait)."""
         if self.cancelled.is_set():
             raise Cancelled()
         _subreaper()
@@ -265,6 +266,8 @@ class Children:
                 extra = {}
             else:
                 options = limits.options(processes=limits.processes_here())
+        if nice > 0:
+            options.append(f"--nice={nice}")
         out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
         try:
             proc = subprocess.Popen(
@@ -319,8 +322,8 @@ class Children:
 
     def run(self, argv: list[str], *, timeout: float, log: Path, cwd: Path | None = None,
             env: dict[str, str] | None = None, tick: Callable[[], None] | None = None,
-            learner: bool = False) -> Outcome:
-        return self.wait(self.start(argv, log=log, cwd=cwd, env=env, learner=learner), timeout, tick)
+            learner: bool = False, nice: int = 0) -> Outcome:
+        return self.wait(self.start(argv, log=log, cwd=cwd, env=env, learner=learner, nice=nice), timeout, tick)
 
     def kill(self, child: Child) -> None:
         kill_tree(child.proc, token=child.token)
