@@ -89,7 +89,8 @@ def test_a_verdict_kept_by_another_version_of_the_workbook_is_not_used(root, cac
 
 def test_a_build_the_first_verdict_does_not_wait_for_yields_the_cores(root, cache, monkeypatch):
     """Where no GPU runs it, the GPU's build is only a compile check: it runs at build.LATER,
-    below the simulator's build, whose verdict comes first (on two cores they compete)."""
+    below the simulator's build, whose verdict comes first (on two cores they compete); not
+    in a batch, where the cores it would leave idle at the end are the check's loss."""
     put_solution(root, "p01")
     asked = []
     real = build.launcher
@@ -103,6 +104,10 @@ def test_a_build_the_first_verdict_does_not_wait_for_yields_the_cores(root, cach
     result = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False))
     assert result.status == Status.PASS and result.device_statuses()["gpu"] == Status.COMPILED
     assert sorted(asked) == [("gpu", False, build.LATER), ("host", False, 0)]
+    # In a batch (check of several puzzles) the whole check's time counts: no build waits.
+    asked.clear()
+    assert engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False, batch=True)).status == Status.PASS
+    assert sorted(asked) == [("gpu", False, 0), ("host", False, 0)]
 
 
 def test_many_puzzles_at_once_give_the_verdicts_one_at_a_time_gives_in_the_order_asked(root, cache):

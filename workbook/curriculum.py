@@ -270,7 +270,7 @@ def seen(result: PuzzleResult) -> str:
 
 def run_solution(sandbox: Sandbox, pid: str, seed: int = 5) -> tuple[PuzzleResult, Verdict]:
     puzzle = sandbox.puzzle(pid)
-    result = engine.check_puzzle(puzzle, engine.Options(seed=seed, devices=every_device(puzzle), lines_later=True))
+    result = engine.check_puzzle(puzzle, engine.Options(seed=seed, devices=every_device(puzzle), batch=True))
     bad = [f"{d}: {s.value}" for d, s in result.device_statuses().items() if s not in PASSING and s not in NOT_RAN]
     ok = result.status in PASSING and not bad
     return result, Verdict(pid, f"{pid}: the solution passes on every device here", ok,

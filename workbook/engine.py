@@ -50,7 +50,10 @@ class Options:
     part: str | None = None  # run only this part
     seed: int | None = None  # the cases' seed; None: one drawn from the learner's files (seed_of)
     seeds: tuple[int, ...] = ()  # several seeds in one run (author verify): every seed's cases, one build
-    lines_later: bool = False  # sanitizers on the plain build; the one with line tables only if they find something
+    # One check of a batch (check of several puzzles, author verify): the batch's time counts, not
+    # each first verdict. Sanitizers run on the plain build, the one with line tables is made only
+    # if they find something, and no build yields the cores to another.
+    batch: bool = False
     force: bool = False  # run an untouched skeleton anyway (tests and authors)
     # compute-sanitizer on GPU parts: "all", "auto" (racecheck once per content), "off"
     sanitize: str = "auto"
@@ -467,9 +470,10 @@ class Check:
     def build(self, which: str, device: str) -> build.Built | None:
         """Build a launcher; on a compile error remember it (and return None). Where no GPU
         runs its program, the GPU's build is only a compile check, so it yields the cores to
-        the simulator's, whose verdict comes first."""
+        the simulator's, whose verdict comes first (not in a batch: there the cores it leaves
+        idle at the end would be lost)."""
         self.emit("", device, "phase.compiling")
-        nice = build.LATER if which == "gpu" and not self.gpu_runs() else 0
+        nice = build.LATER if which == "gpu" and not self.gpu_runs() and not self.options.batch else 0
         with self.stage(f"build/{which}"):
             built = build.launcher(self.children, self.src, self.plan, which, self.target(which), nice=nice)
         if built.link_seconds:

@@ -23,11 +23,12 @@ def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bo
         for puzzle, _ in targets:
             require_learner_files(puzzle)
     load_state(ctx)  # reports (and rebuilds) a corrupt progress file once, up front
-    # Many puzzles at once: mostly clean code, where a third compile (the sanitizer's build
-    # with line tables) is made only for the ones a sanitizer finds something in.
+    # Many puzzles at once: the whole check's time counts (engine.Options.batch). Mostly clean
+    # code, where a third compile (the sanitizer's build with line tables) is made only for the
+    # ones a sanitizer finds something in.
     asked = [(puzzle, engine.Options(solutions=solutions, part=part, seed=seed, quick=quick, devices=chosen_devices,
                                      sanitize=engine.sanitize_mode(sanitize), cache=cache,
-                                     lines_later=len(targets) > 1))
+                                     batch=len(targets) > 1))
              for puzzle, part in targets]
     jobs = jobs or scheduler.default_jobs()
     if jobs == 1 or len(asked) == 1:

@@ -44,7 +44,7 @@ def run(check: Check, parts: list[Part]) -> None:
     build (with line tables, so findings name the learner's line) compiles beside
     the plain one, which gives the verdict without waiting for it."""
     tools, note = _tools(check, parts)
-    later = check.options.lines_later
+    later = check.options.batch
     pool = ThreadPoolExecutor(max_workers=1) if tools and not later else None
     lined = pool.submit(build.launcher, check.children, check.src, check.plan, "gpu", check.target("gpu"),
                         lines=True) if pool else None
