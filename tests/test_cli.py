@@ -214,6 +214,7 @@ def test_check_json_shape_and_one_part(root, capsys):
     p01, p27 = doc["puzzles"]
     assert p01["id"] == "p01" and p01["status"] == "pass"
     assert [part["id"] for part in p27["parts"]] == ["broadcast"]  # the part named in the id, only
+    assert "startup" not in p01["stages"] and "startup" not in p27["stages"]  # `run`'s alone: one process, one puzzle
     if not has_gpu():
         assert p01["devices"] == {"sim": "pass", "gpu": "compiled"}
         assert p01["parts"][0]["kernels"]["sim"]["cases"]

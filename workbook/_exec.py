@@ -89,9 +89,9 @@ def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, int, list[s
 
 if __name__ == "__main__":
     parent, limits, uid, nice, program = parse(sys.argv[1:])
-    if nice > 0:
-        lower_priority(nice)
     try:
+        if nice > 0:
+            lower_priority(nice)
         if uid is not None:
             become(uid)  # before the limits: a change of user also clears the death signal
         for name, value in limits.items():

@@ -18,12 +18,9 @@ def check_devices(devices: list[str] | None) -> tuple[str, ...]:
 def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options):
     """Run the engine with live progress where a person watches, and remember the
     verdict when it was a full run of the learner's own files."""
-    startup = processes.own_age()
     with progress.LiveProgress(ctx.out, t("run.building", id=puzzle.id),
                                progress.wanted(ctx.out, ctx.as_json)) as live:
         result = engine.check_puzzle(puzzle, options, events=live)
-    if startup is not None:  # the seconds before the engine began, first among its stages
-        result.stages = {"startup": startup, **result.stages}
     target_problem(result)
     remember(ctx, puzzle, options, result)
     return result
@@ -72,7 +69,10 @@ def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, so
         require_learner_files(chosen)
     options = engine.Options(solutions=solutions, part=part, seed=seed, sanitize=engine.sanitize_mode(sanitize),
                              quick=quick, devices=chosen_devices, cache=cache)
+    startup = processes.own_age()  # the process's seconds before the engine began (not check's: one puzzle)
     result = execute(ctx, chosen, options)
+    if startup is not None:
+        result.stages = {"startup": startup, **result.stages}
     if ctx.as_json:
         ctx.json(document(**to_dict(result)))
     else:
