@@ -94,12 +94,12 @@ def test_a_compile_error_outside_the_learner_files_is_tried_once_more(root, cach
     calls = []
     real = build._compile
 
-    def damaged_once(children, src_, args, output, tick=None, link=None):
+    def damaged_once(children, src_, args, output, tick=None, link=None, nice=0):
         calls.append(args)
         if len(calls) == 1:  # the first compile meets a damaged launcher source
             source = __import__("pathlib").Path(args[-1])
             source.write_text("this is not mojo\n")
-        return real(children, src_, args, output, tick, link)
+        return real(children, src_, args, output, tick, link, nice)
 
     monkeypatch.setattr(build, "_compile", damaged_once)
     with Children() as children:
