@@ -151,12 +151,15 @@ class Refusal:
     rule: str  # one of RULES
     text: str  # the offending construct, as written (a name, a module); for "unreadable", what was not read
 
-    def message(self, puzzle_id: str) -> Msg:
+    def message(self, puzzle_id: str, listed: bool = False) -> Msg:
+        """The refusal as a sentence that stands alone (the puzzle's problem), or `listed`: one
+        line of several, which guard.nothing_compiled follows once."""
         where = f"{puzzle_id}/{self.file}"
+        tail = "_line" if listed else ""
         if self.rule == "unreadable":  # `text` says what could not be read: guard.unreadable.<text>
-            return msg("guard.refused_unreadable", file=where, line=self.line,
+            return msg(f"guard.refused_unreadable{tail}", file=where, line=self.line,
                        what=msg(f"guard.unreadable.{self.text}"))
-        return msg("guard.refused", file=where, line=self.line, text=_shorten(self.text),
+        return msg(f"guard.refused{tail}", file=where, line=self.line, text=_shorten(self.text),
                    what=msg(f"guard.rule.{self.rule}"))
 
     def to_dict(self) -> dict:
@@ -426,22 +429,23 @@ class _MojoCheck:
             if names is None:
                 self.refuse(start.pos, "unreadable", "import")
                 return len(tokens)
+            # `from std import math` is std.math: a module above allowed ones is judged by each name.
+            parent = rule == "import" and any(m.startswith(module + ".") for m in self.allowed)
             for name, alias, pos in names:
-                if name == "*":
-                    if rule:
-                        self.refuse(where, rule, module)
-                    continue
                 named = self.name_rule(name)
                 full = f"{module}.{name}"
                 if named:
                     self.refuse(pos, named, name)
                 elif _private(name):
                     self.refuse(pos, "private", full)
-                elif rule is None or self.module_rule(full) is None:  # `from std import math` is std.math
+                elif rule is None:
+                    self.roots[alias or name] = full
+                elif not parent or name == "*":
+                    self.refuse(where, rule, module)
+                elif self.module_rule(full) is None:
                     self.roots[alias or name] = full
                 else:
-                    why = self.module_rule(full)
-                    self.refuse(where if why == "private" else pos, why, module if why == "private" else full)
+                    self.refuse(pos, self.module_rule(full) or rule, full)
             return j
         j = i + 1  # import a.b [as c], d
         while True:

@@ -87,10 +87,11 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             refused = found.refusals.get(result.id)
             if refused:
                 for refusal in refused[:SHOWN_REFUSALS]:
-                    ctx.out.print(Text(f"  {refusal.message(result.id).text()}", style="red"))
+                    ctx.out.print(Text(f"  {refusal.message(result.id, listed=True).text()}", style="red"))
                 if len(refused) > SHOWN_REFUSALS:
                     ctx.out.print(Text("  " + t("grade.more_refusals", count=len(refused) - SHOWN_REFUSALS,
                                                 id=result.id), style="red"))
+                ctx.out.print(Text("  " + t("guard.nothing_compiled", id=result.id), style="red"))
             elif result.problem is not None and result.status not in PASSING:
                 ctx.out.print(Text(f"  {result.id}: {result.problem.text()}", style="red"))
         ctx.out.print(t("grade.summary", passed=found.passed, total=len(found.puzzles), sandbox=found.sandbox))
