@@ -72,6 +72,8 @@ MOJO_HOSTILE = [
     ("an import after a semicolon", "var x = 1; from std.os import getenv\n", (3, 31, "system")),
     ("an import after a colon", "if True: import std.subprocess\n", (3, 17, "system")),
     ("a continued line", "import std.\\\nos\n", (3, 8, "system")),
+    ("std rebound in another function", 'def a():\n    import layout as std\ndef b():\n    std.subprocess.run("ls")\n',
+     (6, 5, "system")),
     ("a string left open", 'print("abc)\nopen()\n', (3, 7, "unreadable")),
     ("a comment in a t-string", 'print(t"""{x # }\n}""")\n', (3, 14, "unreadable")),
     ("a name in backticks left open", "var `x = 1\n", (3, 5, "unreadable")),
@@ -100,6 +102,7 @@ PY_HOSTILE = [
     ("ctypes", "from ctypes import CDLL\n", (3, 1, "import")),
     ("socket", "import socket\n", (3, 1, "import")),
     ("importlib", "import importlib\n", (3, 1, "import")),
+    ("a name looked up by a string", "from operator import attrgetter\n", (3, 1, "import")),
     ("builtins", "import builtins\n", (3, 1, "import")),
     ("a relative import", "from . import other\n", (3, 1, "import")),
     ("a private MAX module", "from max import _core\n", (3, 1, "private")),
@@ -210,6 +213,17 @@ def test_the_routes_it_closes_are_real_and_each_is_refused(tmp_path):
     assert ran.stdout.split() == ["probed", "True"], ran
     lines = {r.line for r in guard.check_mojo("routes.mojo", ROUTES.encode())}
     assert lines == {1, 4, 5, 9, 15, 16, 18, 19}  # each line that takes a route (17 calls the one of 4-5)
+
+
+def test_an_op_puzzle_checks_its_graph_file_and_its_mojo_alike():
+    p18 = catalog.load("p18", REPO)
+    mojo = (p18.solution_dir / "op/softmax.mojo").read_bytes()
+    files = {"op/softmax.mojo": mojo, "softmax_graph.py": b"from max.graph import ops\nimport os\n"}
+    (refused,) = guard.check(p18, files)
+    assert (refused.file, refused.line, refused.rule, refused.text) == ("softmax_graph.py", 2, "import", "os")
+    assert "p18/softmax_graph.py line 2: `os`" in refused.message("p18").text("en")
+    files = {"op/softmax.mojo": mojo + b"\ndef f():\n    _ = open('x')\n", "softmax_graph.py": b"x = 1\n"}
+    assert [(r.file, r.rule) for r in guard.check(p18, files)] == [("op/softmax.mojo", "system")]
 
 
 def learner_texts(puzzle: catalog.Puzzle, name: str) -> dict[str, bytes]:
