@@ -74,6 +74,8 @@ MOJO_HOSTILE = [
     ("a continued line", "import std.\\\nos\n", (3, 8, "system")),
     ("std rebound in another function", 'def a():\n    import layout as std\ndef b():\n    std.subprocess.run("ls")\n',
      (6, 5, "system")),
+    ("a name after a number's exponent", 'var x = 0x1e-external_call["system", Int32](c)\n', (3, 14, "ffi")),
+    ("a qualified decorator", "@std.builtin.export\ndef f():\n    pass\n", (3, 1, "export")),
     ("a string left open", 'print("abc)\nopen()\n', (3, 7, "unreadable")),
     ("a comment in a t-string", 'print(t"""{x # }\n}""")\n', (3, 14, "unreadable")),
     ("a name in backticks left open", "var `x = 1\n", (3, 5, "unreadable")),
@@ -172,7 +174,8 @@ def f(std: Float32, input: Float32) -> Float32:
 
 # Routes past the imports that Mojo 1.2 really takes: `std` is bound in every file, a module can
 # be bound to a name, @extern declares a C function, @export hands a symbol to the linker, names
-# may be written in backticks, t-strings run code. The program below is built and run for real.
+# may be written in backticks, a name may follow a number's exponent, t-strings run code. The
+# program below is built and run for real.
 ROUTES = '''comptime S = std
 
 
@@ -191,8 +194,9 @@ def main() raises:
     var b = S.ffi.external_call["getpid", Int32]()
     var c = c_getppid()
     var d = `std`.`ffi`.`external_call`["getpid", Int32]()
+    var e = 0x1e-std.ffi.external_call["getpid", Int32]()
     print(t"{std.os.getenv("WORKBOOK_GUARD_PROBE")}")
-    print(a == b and b == d and c > 0 and probe() == 7)
+    print(a == b and b == d and c > 0 and e < 0 and probe() == 7)
 '''
 
 
@@ -212,7 +216,7 @@ def test_the_routes_it_closes_are_real_and_each_is_refused(tmp_path):
                          env={**os.environ, "WORKBOOK_GUARD_PROBE": "probed"})
     assert ran.stdout.split() == ["probed", "True"], ran
     lines = {r.line for r in guard.check_mojo("routes.mojo", ROUTES.encode())}
-    assert lines == {1, 4, 5, 9, 15, 16, 18, 19}  # each line that takes a route (17 calls the one of 4-5)
+    assert lines == {1, 4, 5, 9, 15, 16, 18, 19, 20}  # each line that takes a route (17 calls the one of 4-5)
 
 
 def test_an_op_puzzle_checks_its_graph_file_and_its_mojo_alike():

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import asdict, dataclass
 
 from .catalog import Puzzle
@@ -230,6 +231,10 @@ _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")
 _STRING_PREFIXES = {"r", "t", "rt", "tr"}  # case-insensitive; b"" and f"" do not exist in Mojo 1.2
 _OPEN, _CLOSE = "([{", ")]}"
+# 0x1F, 0o17, 0b1, 1_000, 1.5, .5, 1.5e-3: an exponent's sign is followed by digits only, so
+# `0x1e-external_call[...]()` is a number, a minus and a name.
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F_]*|0[oO][0-7_]*|0[bB][01_]*"
+                     r"|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?")
 
 
 class _Scanner:
@@ -283,14 +288,7 @@ class _Scanner:
                 out.append(Token("name", src[pos + 1:end], pos, quoted=True))
                 pos = end + 1
             elif c.isdigit() or (c == "." and pos + 1 < n and src[pos + 1].isdigit()):
-                end = pos + 1
-                while end < n and (src[end] in _NAME_CHARS or (src[end] == "." and src[end - 1] != ".")):
-                    if src[end] in "eE" and end + 1 < n and src[end + 1] in "+-":
-                        end += 1
-                    if src[end] == "." and not (end + 1 < n and src[end + 1].isdigit()):
-                        end += 1  # `1.` ends the number; a name after it is scanned as a name
-                        break
-                    end += 1
+                end = _NUMBER.match(src, pos).end()  # only the number: a name after it is a name
                 out.append(Token("number", src[pos:end], pos))
                 pos = end
             else:
@@ -618,10 +616,17 @@ class _MojoCheck:
             rule = self.name_rule(token.text)
             if rule:
                 self.refuse(token.pos, rule, token.text)
-            if i > 0 and tokens[i - 1].text == "@" and tokens[i - 1].kind == "op" and token.text not in self.allow:
-                decorator = DENIED_DECORATORS.get(token.text)
-                if decorator:
-                    self.refuse(tokens[i - 1].pos, decorator, "@" + token.text)
+            if i > 0 and tokens[i - 1].text == "@" and tokens[i - 1].kind == "op":
+                k = i  # every name of `@a.b.c`
+                while True:
+                    name = tokens[k].text
+                    if name in DENIED_DECORATORS and name not in self.allow:
+                        self.refuse(tokens[i - 1].pos, DENIED_DECORATORS[name], "@" + name)
+                        break
+                    if k + 2 < len(tokens) and tokens[k + 1].text == "." and tokens[k + 2].kind == "name":
+                        k += 2
+                    else:
+                        break
 
 
 def check_mojo(name: str, data: bytes, *, allow: set[str] | frozenset = frozenset(),
