@@ -63,6 +63,8 @@ MOJO_HOSTILE = [
     ("std as a whole", "import std\n", (3, 8, "import")),
     ("std bound to a name", "comptime S = std\n", (3, 14, "import")),
     ("std in parentheses", "comptime S = (std)\n", (3, 15, "import")),
+    ("std bound after a colon", "if True: comptime S = std; S.subprocess.run('ls')\n", (3, 23, "import")),
+    ("what it was bound to", "if True: comptime S = std.utils; S._x()\n", (3, 34, "private")),
     ("std as a parameter", "f[std]()\n", (3, 3, "import")),
     ("a relative import", "from .other import helper\n", (3, 6, "import")),
     ("code in a t-string", 'print(t"{open("/etc/passwd")}")\n', (3, 10, "system")),

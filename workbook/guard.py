@@ -344,6 +344,11 @@ class _Scanner:
 # ---------------------------------------------------------------------------
 
 
+def _comptimes(tokens: list[Token]) -> list[int]:
+    """Where the keyword `comptime` is in a statement."""
+    return [k for k, t in enumerate(tokens) if t.kind == "name" and t.text == "comptime" and not t.quoted]
+
+
 class _MojoCheck:
     def __init__(self, name: str, text: str, allow: set[str], imports: tuple[str, ...]):
         self.name = name
@@ -524,19 +529,18 @@ class _MojoCheck:
         while changed:
             changed = False
             for tokens in statements:
-                if len(tokens) < 4 or tokens[0].text != "comptime" or tokens[0].quoted:
-                    continue
-                if tokens[1].kind != "name" or tokens[2].text != "=":
-                    continue
-                j = 3
-                while j < len(tokens) and tokens[j].text == "(":
-                    j += 1
-                if j < len(tokens) and tokens[j].kind == "name" and tokens[j].text in self.roots:
-                    paths, end = self.chain(tokens, j)
-                    if end < len(tokens) and tokens[end].text in ("(", "["):
-                        continue  # a value made from it (`max(1, 2)`), not the module
-                    for path in paths:
-                        changed |= self.bind(tokens[1].text, path)
+                for k in _comptimes(tokens):  # `comptime` may follow `if x:` on its line
+                    if k + 3 >= len(tokens) or tokens[k + 1].kind != "name" or tokens[k + 2].text != "=":
+                        continue
+                    j = k + 3
+                    while j < len(tokens) and tokens[j].text == "(":
+                        j += 1
+                    if j < len(tokens) and tokens[j].kind == "name" and tokens[j].text in self.roots:
+                        paths, end = self.chain(tokens, j)
+                        if end < len(tokens) and tokens[end].text in ("(", "["):
+                            continue  # a value made from it (`max(1, 2)`), not the module
+                        for path in paths:
+                            changed |= self.bind(tokens[k + 1].text, path)
 
     def bind(self, name: str, path: str) -> bool:
         """`name` may stand for `path` (a module, or something in one); whether that is new.
@@ -563,11 +567,12 @@ class _MojoCheck:
     def uses(self, tokens: list[Token]) -> None:
         if tokens[0].kind == "name" and not tokens[0].quoted and tokens[0].text in ("from", "import"):
             return
-        compile_time = tokens[0].text == "comptime" and not tokens[0].quoted
+        comptimes = _comptimes(tokens)
         brackets: list[str] = []
         j = 0
         while j < len(tokens):
             token = tokens[j]
+            compile_time = bool(comptimes) and comptimes[0] < j
             if token.kind == "op":
                 if token.text in _OPEN:
                     brackets.append(token.text)
@@ -576,7 +581,7 @@ class _MojoCheck:
                 j += 1
                 continue
             after_dot = j > 0 and tokens[j - 1].text == "." and tokens[j - 1].kind == "op"
-            defined = compile_time and j == 1  # the name `comptime NAME = ...` defines
+            defined = j - 1 in comptimes  # the name `comptime NAME = ...` defines
             if token.kind != "name" or after_dot or defined or token.text not in self.roots:
                 j += 1
                 continue
