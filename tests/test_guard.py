@@ -52,6 +52,7 @@ MOJO_HOSTILE = [
     ("Python", "from std.python import Python\n", (3, 24, "system")),
     ("paths", "import std.pathlib\n", (3, 8, "system")),
     ("exit", "exit(3)\n", (3, 1, "system")),
+    ("assembly written to a path", 'var f = ctx.compile_function[k, dump_asm=Path("/x")]()\n', (3, 33, "system")),
     ("a pointer from a number", "var p = UnsafePointer[Int, MutAnyOrigin](unsafe_from_address=4096)\n",
      (3, 42, "address")),
     ("an unchecked launch", "ctx.enqueue_function_unchecked[k](out, grid_dim=1, block_dim=1)\n", (3, 5, "address")),

@@ -48,8 +48,9 @@ Modular's published stdlib sources and each route below was compiled for real):
   files, processes, the environment: `open`, `FileHandle`, `FileDescriptor`
   (all three in the prelude, no import needed), `getenv`, `setenv`,
   `unsetenv`, `exit` (std.sys, whose `is_gpu` and `size_of` kernels use),
-  `Python`, `PythonObject`, and the modules std.os, std.subprocess,
-  std.pathlib, std.tempfile, std.io, std.python, std.runtime;
+  `Python`, `PythonObject`, a kernel compile's `dump_asm=` / `dump_llvm=`
+  (which write the assembly to a path), and the modules std.os,
+  std.subprocess, std.pathlib, std.tempfile, std.io, std.python, std.runtime;
   raw addresses: `unsafe_from_address` (a pointer made from a number),
   `enqueue_function_unchecked` / `compile_function_unchecked` (a launch whose
   arguments are not checked against the kernel's types).
@@ -103,7 +104,6 @@ ALLOWED_MODULES = {
     "std.sys": "is_gpu, size_of, simd_width_of (its exit, llvm_intrinsic and private modules are refused by name)",
     "std.random": "random values on the host",
     "std.collections": "InlineArray, List (in the prelude already)",
-    "std.builtin": "the prelude's own types",
     "std.complex": "complex numbers",
 }
 # Modules refused with the reason they are refused (any other module: "import").
@@ -119,7 +119,8 @@ DENIED_NAMES = {
     "inlined_assembly": "assembly", "llvm_intrinsic": "assembly", "load_function": "assembly",
     "DeviceExternalFunction": "assembly",
     "open": "system", "FileHandle": "system", "FileDescriptor": "system", "getenv": "system", "setenv": "system",
-    "unsetenv": "system", "exit": "system", "Python": "system", "PythonObject": "system",
+    "unsetenv": "system", "exit": "system", "Python": "system", "PythonObject": "system", "dump_asm": "system",
+    "dump_llvm": "system",
     "unsafe_from_address": "address", "enqueue_function_unchecked": "address",
     "compile_function_unchecked": "address",
 }
