@@ -393,7 +393,8 @@ def test_grade_refuses_a_kernel_that_calls_into_c_before_compiling_it(root, caps
     assert p01["problem"]["key"] == "guard.refused"
     assert p01["problem"]["text"].startswith("p01/map.mojo line 5: `external_call` (calls into C")
     assert doc["puzzles"][1]["refusals"][0]["line"] == 4
-    assert compiles == [] and seconds < 30  # nothing of either puzzle was laid out to compile
+    assert all(p["parts"] == [] for p in doc["puzzles"])  # no stage of either puzzle ran...
+    assert compiles == [] and seconds < 30  # ...nor were their sources laid out for a compile
     assert not marker.exists()
 
     # The table names each refusal under it, in 80 columns.
