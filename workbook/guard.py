@@ -37,7 +37,7 @@ Modular's published stdlib sources and each route below was compiled for real):
   calls into C: `external_call` (std.ffi), `DLHandle`, `OwnedDLHandle`,
   `_get_global`, `_get_global_or_null`, `_get_dylib_function`, and the
   `@extern("symbol")` decorator with an `abi("C")` effect, which declares a C
-  function without any import (compiled: it calls getpid);
+  function without any import;
   symbols for the linker: `@export` (an exported `puts` or `__tsan_write4`
   would replace the libc's or the simulator's own for the whole launcher);
   inline assembly and MLIR: `inlined_assembly`, `llvm_intrinsic`, every
@@ -56,6 +56,18 @@ Modular's published stdlib sources and each route below was compiled for real):
   arguments are not checked against the kernel's types).
   A construct a puzzle's own solution needs is allowed for that puzzle only,
   by its manifest's `[grade] allow` (p36: `__llvm_arg_metadata`).
+
+Every route past the imports named above (std without an import, a module
+bound by `comptime`, backticks, `@extern`/`@export`, a name right after a
+number's exponent `0x1e-external_call[...]()`, code in a t-string) is built
+and run with the real compiler in tests/test_guard.py before the guard is
+shown to refuse it.
+
+What the guard does not stop: pointer arithmetic from a pointer the code was
+given reaches any address without making one from a number (the simulator's
+store checks and the sandbox are the walls there), and compile-time code still
+runs in the compiler, outside the sandbox, though now without FFI, files or
+processes: it can only spend time, up to the compile limit.
 
 Python graph files (p17, p18) run in the sandbox and only hand over graph text
 the grader checks, so the guard is not the barrier there; still, what a graph
@@ -181,8 +193,7 @@ def _shorten(text: str, most: int = 40) -> str:
 def check(puzzle: Puzzle, files: dict[str, bytes]) -> list[Refusal]:
     """Every refusal in the learner's files of `puzzle` (name relative to its folder -> bytes), in
     file and line order. Files that are not Mojo or Python are not the guard's to read."""
-    allow = set(getattr(puzzle, "grade_allow", ()))
-    imports = tuple(getattr(puzzle, "grade_imports", ()))
+    allow, imports = set(puzzle.grade_allow), puzzle.grade_imports
     found: list[Refusal] = []
     for name in sorted(files):
         data = files[name]
