@@ -1,7 +1,11 @@
 """`workbook grade`: a submission decides nothing but its own learner files, and its code
 runs in the sandbox. The hostile submission of issue 17 (a forged tolerance, a reference.py
 that runs on import, a kernel calling system() and leaving `setsid sleep` behind, links,
-paths out of its folder) is graded here for real: real compiles, a real sandbox."""
+paths out of its folder) is graded here for real: real compiles, a real sandbox.
+
+Since issue 38 the source guard (workbook/guard.py) refuses that kernel before it is compiled
+(tests/test_guard.py); to test the sandbox that stands behind the guard, the hostile run here
+turns the guard off (WORKBOOK_GRADE_GUARD=0), as only a test should."""
 
 from __future__ import annotations
 
@@ -135,7 +139,8 @@ def test_links_and_paths_out_of_the_submission_are_never_taken(root, capsys, tmp
 
 @needs_bwrap
 @pytest.mark.slow
-def test_a_hostile_submission_is_contained(root, capsys, tmp_path):
+def test_a_hostile_submission_is_contained(root, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBOOK_GRADE_GUARD", "0")  # the sandbox alone: the guard would refuse p01
     outside = tmp_path / "outside"  # the grader's folder: nothing of the submission may land here
     outside.mkdir()
     marker, reference_marker = outside / "PWNED", outside / "REFERENCE-RAN"
@@ -155,7 +160,8 @@ def test_a_hostile_submission_is_contained(root, capsys, tmp_path):
     (doc,) = lines(out)
     assert code == exitcodes.FAILED, err
     assert statuses(doc) == {"p01": "fail", "p02": "pass"}  # the forged tolerance counted for nothing
-    assert doc["sandbox"].startswith("bubblewrap")
+    assert doc["sandbox"].startswith("bubblewrap") and doc["guard"] is False
+    assert doc["puzzles"][0]["refusals"] == []
     sim = doc["puzzles"][0]["parts"][0]["kernels"]["sim"]
     status = sim["cases"][0]["outputs"][0]["first_got"][0]
     assert status == 256  # the shell ran, in the sandbox, and its `touch` failed there (exit code 1)

@@ -264,6 +264,11 @@ class Puzzle:
     repeats: int = 3  # GPU runs per case; results that differ mean a race
     # A debugging puzzle hands out working-looking code with a bug: its skeleton runs as it is.
     skeleton_runs: bool = False
+    # `workbook grade`'s source guard (workbook/guard.py), [grade] in the manifest: modules this
+    # puzzle's files may import beyond those every puzzle may, and constructs the guard refuses
+    # elsewhere that this puzzle's solution needs.
+    grade_imports: tuple[str, ...] = ()
+    grade_allow: tuple[str, ...] = ()
 
     def launch_names(self) -> dict[str, int]:
         """What a launch's sizes may name besides a case's parameters."""
@@ -705,6 +710,7 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
     if hints_file.exists():
         hints += tomllib.loads(hints_file.read_text(encoding="utf-8")).get("hints", [])
     gpu = data.get("gpu", {})
+    grade_imports, grade_allow = _grade(data.get("grade", {}))
     return Puzzle(
         id=pid,
         kind=kind,
@@ -725,7 +731,28 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
         gpu=GpuNeeds(gpu.get("vendor"), gpu.get("min_compute_capability")),
         repeats=int(data.get("repeats", 3)),
         skeleton_runs=bool(data.get("skeleton_runs", False)),
+        grade_imports=grade_imports,
+        grade_allow=grade_allow,
     )
+
+
+DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def _grade(raw) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """[grade]: imports = ["module", ...] and allow = ["name", ...] for the source guard."""
+    if not isinstance(raw, dict):
+        raise ManifestError("grade must be a table: [grade]")
+    unknown = set(raw) - {"imports", "allow"}
+    if unknown:
+        raise ManifestError(f"grade: unknown keys {sorted(unknown)}; use imports, allow")
+    found = []
+    for key, pattern in (("imports", DOTTED), ("allow", NAME)):
+        values = raw.get(key, [])
+        if not isinstance(values, list) or not all(isinstance(v, str) and pattern.match(v) for v in values):
+            raise ManifestError(f"grade.{key} must be a list of {'module names' if key == 'imports' else 'names'}")
+        found.append(tuple(values))
+    return found[0], found[1]
 
 
 CHOICE = r"^comptime\s+{name}\s*(?::\s*Int\s*)?=\s*(\d+)\s*(?:#.*)?$"

@@ -15,6 +15,11 @@ puzzle.toml can say atol = 1e30, its reference.py runs as the grader). Here:
 - every puzzle is graded (or the ones asked for): a file that is missing or
   refused fails that puzzle, saying why; an untouched skeleton is not_started,
   which fails too;
+- the files taken are read by the source guard (workbook/guard.py) before
+  anything of the puzzle is compiled: a construct no puzzle needs (FFI,
+  `@export`, inline assembly, file or process APIs, a module no puzzle
+  imports) fails the puzzle with its file and line, and nothing of it is
+  compiled or run;
 - learner code runs in the sandbox (workbook/sandbox.py), with the limits of
   workbook/limits.py; the compiler runs outside it, on the copied files.
 
@@ -34,7 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog, engine, learner, settings
+from . import catalog, engine, guard, learner, settings
 from .i18n import Msg, WorkbookError, msg
 from .processes import Children
 from .results import PASSING, PuzzleResult, Status
@@ -47,6 +52,8 @@ class Grade:
     submission: str
     puzzles: list[PuzzleResult] = field(default_factory=list)
     taken: dict[str, dict[str, str]] = field(default_factory=dict)  # puzzle -> file -> taken | missing | refused
+    refusals: dict[str, list[guard.Refusal]] = field(default_factory=dict)  # puzzle -> what the guard refused
+    guarded: bool = True  # the source guard read the files (WORKBOOK_GRADE_GUARD=0 only in tests)
     error: Msg | None = None  # the submission itself is unusable (not a folder)
     sandbox: str = ""  # what the code ran in
     seconds: float = 0.0
@@ -144,6 +151,16 @@ class Workspace:
             taken[name] = "taken"
         return puzzle, taken, problem
 
+    def guard(self, puzzle: catalog.Puzzle, taken: dict[str, str]) -> tuple[list[guard.Refusal], Msg | None]:
+        """The source guard on the learner files just taken (the workspace's copies, which only
+        the grader writes): its refusals, and the first as the puzzle's problem. A refused
+        file is marked so in `taken`."""
+        files = {name: learner.read_bytes(puzzle.dir / name) for name in puzzle.edit if taken.get(name) == "taken"}
+        refusals = guard.check(puzzle, files)
+        for refusal in refusals:
+            taken[refusal.file] = "refused"
+        return refusals, (refusals[0].message(puzzle.id) if refusals else None)
+
 
 @contextlib.contextmanager
 def _rooted(folder: Path) -> Iterator[None]:
@@ -170,7 +187,7 @@ def grade(submission: Path, ids: list[str], base: Path, *, make_children: Callab
     """Grade one submission on `ids`; `make_children` gives the processes of one puzzle's run
     (sandboxed, or not where the grader said so)."""
     started = time.perf_counter()
-    found = Grade(str(submission), sandbox=sandbox)
+    found = Grade(str(submission), sandbox=sandbox, guarded=settings.grade_guard())
     if not submission.is_dir():
         found.error = msg("grade.not_a_folder", path=str(submission))
         return found
@@ -180,6 +197,10 @@ def grade(submission: Path, ids: list[str], base: Path, *, make_children: Callab
                 each(pid)
             puzzle, taken, problem = space.take(submission, pid)
             found.taken[pid] = taken
+            if problem is None and found.guarded:
+                refusals, problem = space.guard(puzzle, taken)
+                if refusals:
+                    found.refusals[pid] = refusals
             if problem is not None:
                 found.puzzles.append(_failed(puzzle, problem))
                 continue

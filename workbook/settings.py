@@ -18,6 +18,7 @@ its effect. The README's "Settings" table lists the same names.
 | WORKBOOK_FILE_LIMIT_MB        | 16                             | each file it writes, its printed output too (0: off)|
 | WORKBOOK_PROCESS_LIMIT        | 256 + 4 per CPU                | processes and threads it may have (0: off)          |
 | WORKBOOK_KEEP_SANITIZER_LOGS  | unset                          | a folder to copy compute-sanitizer's logs into      |
+| WORKBOOK_GRADE_GUARD=0        | unset                          | `grade` without its source guard (sandbox tests)    |
 | WORKBOOK_NO_PROGRESS=1, CI    | unset                          | no live progress display                            |
 | CUDA_HOME                     | /usr/local/cuda                | where compute-sanitizer is looked for               |
 | MODULAR_CACHE_DIR             | ~/.cache/modular               | MAX's own cache (read by `doctor` only)             |
@@ -234,6 +235,13 @@ def sim_watches() -> bool:
     """WORKBOOK_SIM_WATCH=0 builds the simulator without watching accesses: no findings
     but the barriers', no lines. Only for measuring what watching costs (benchmarks/)."""
     return os.environ.get("WORKBOOK_SIM_WATCH", "1") != "0"
+
+
+def grade_guard() -> bool:
+    """Whether `grade` reads submitted code with the source guard before compiling it
+    (workbook/guard.py). WORKBOOK_GRADE_GUARD=0 turns it off, only to test what stands behind
+    it (the sandbox, the limits) with code the guard would refuse; `grade` then says so."""
+    return os.environ.get("WORKBOOK_GRADE_GUARD", "1") != "0"
 
 
 def memory_limit_mb() -> int:

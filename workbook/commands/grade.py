@@ -2,6 +2,9 @@
 
 One line of JSON per submission under --json (a class can be fanned out over
 a job runner and the lines concatenated), else a summary table per submission.
+What the source guard refused (workbook/guard.py) is in both: each puzzle's
+`refusals` (file, line, column, rule, text) in the JSON, a line each under
+the table.
 Exit 0 when every submission passes every puzzle, 1 when one does not, 2 for a
 submission that is not a folder, 3 when no sandbox can start and
 --unsandboxed was not given.
@@ -20,6 +23,8 @@ from ..results import PASSING, document, to_dict
 from .common import Context
 from .run import check_devices
 
+SHOWN_REFUSALS = 5  # per puzzle under the table; the JSON has them all
+
 
 def _line(found: grading.Grade, seed: int | None) -> dict:
     if found.error is not None:
@@ -29,8 +34,10 @@ def _line(found: grading.Grade, seed: int | None) -> dict:
     for result in found.puzzles:
         data = to_dict(result)
         data["files"] = found.taken.get(result.id, {})
+        data["refusals"] = [refusal.to_dict() for refusal in found.refusals.get(result.id, [])]
         puzzles.append(data)
-    return document(submission=found.submission, sandbox=found.sandbox, seed=seed, puzzles=puzzles,
+    return document(submission=found.submission, sandbox=found.sandbox, guard=found.guarded, seed=seed,
+                    puzzles=puzzles,
                     summary={"passed": found.passed, "failed": len(found.puzzles) - found.passed,
                              "total": len(found.puzzles), "ok": found.ok}, seconds=round(found.seconds, 1))
 
@@ -53,6 +60,8 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
         box = sandbox.Sandbox.create()
         where = box.describe()
     options = engine.Options(seed=seed, devices=check_devices(devices), cache=False)
+    if not settings.grade_guard() and not ctx.as_json:
+        ctx.err.print(Text(t("grade.unguarded_warning"), style="bold yellow"))
     worst = exitcodes.OK
     titles = {p: pick(catalog.load(p, base).title) for p in ids}
     for raw in submissions:
@@ -75,7 +84,15 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             continue
         ctx.out.print(report.summary_table(found.puzzles, titles))
         for result in found.puzzles:
-            if result.problem is not None and result.status not in PASSING:
+            refused = found.refusals.get(result.id)
+            if refused:
+                for refusal in refused[:SHOWN_REFUSALS]:
+                    ctx.out.print(Text(f"  {refusal.message(result.id, listed=True).text()}", style="red"))
+                if len(refused) > SHOWN_REFUSALS:
+                    ctx.out.print(Text("  " + t("grade.more_refusals", count=len(refused) - SHOWN_REFUSALS,
+                                                id=result.id), style="red"))
+                ctx.out.print(Text("  " + t("guard.nothing_compiled", id=result.id), style="red"))
+            elif result.problem is not None and result.status not in PASSING:
                 ctx.out.print(Text(f"  {result.id}: {result.problem.text()}", style="red"))
         ctx.out.print(t("grade.summary", passed=found.passed, total=len(found.puzzles), sandbox=found.sandbox))
     return worst
