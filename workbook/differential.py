@@ -52,7 +52,7 @@ class Side:
     """One device's verdict on one kernel."""
 
     verdict: str  # caught / missed (wrong), pass / fail (right), not run, no GPU, error
-    status: str = ""  # the worst status the device gave a part
+    status: str = ""  # the status the device gave the first part it failed (pass: none)
     detail: str = ""  # findings, reasons, failing cases: what it saw
     seconds: float = 0.0
 
@@ -122,19 +122,19 @@ def _side(result: PuzzleResult, device: str, wrong: bool) -> Side:
                         result.seconds)
         why = "; ".join(str(m) for _, dev in got for m in dev.reasons) or f"puzzle {result.status.value}"
         return Side(NOT_RUN, got[0][1].status.value if got else "", why, result.seconds)
-    shown, worst = [], Status.PASS
+    shown, first = [], Status.PASS  # the first failing part's status
     for pid, dev in ran:
         if dev.status == Status.PASS:
             continue
-        worst = dev.status if worst == Status.PASS else worst
+        first = dev.status if first == Status.PASS else first
         kinds = sorted({f"{f.kind}@{f.line}" if f.line else f.kind for f in dev.findings or []})
         said = {f.kind for f in dev.findings or []} | {"sim_findings"}  # reasons that only point at findings
         reasons = sorted({m.key.split(".")[-1] for m in dev.reasons} - said)
         cases = [c.name for c in dev.cases if not c.passed][:2]
         shown.append(f"{pid}: {dev.status.value}" + "".join(f" [{', '.join(x)}]" for x in (kinds, reasons, cases) if x))
-    failed = worst != Status.PASS
+    failed = first != Status.PASS
     verdict = (CAUGHT if failed else MISSED) if wrong else (FAIL if failed else PASS)
-    return Side(verdict, worst.value, "; ".join(shown), result.seconds)
+    return Side(verdict, first.value, "; ".join(shown), result.seconds)
 
 
 def check_side(repo: Path, kernel, device: str, sanitize: str, seed: int = SEED,
