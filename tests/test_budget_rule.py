@@ -43,6 +43,16 @@ def test_a_budget_limit_must_be_a_number_or_a_size_expression(root):
         catalog.load("p24", root)
 
 
+def test_author_verify_evaluates_every_size_expression_limit_on_the_cases(root):
+    """A limit naming what no case has (a typo) is caught by author verify, not by a
+    learner's check."""
+    path = root / "puzzles/p24/puzzle.toml"
+    path.write_text(path.read_text().replace('"ceildiv(ceildiv(size, 32), 32)"', '"ceildiv(ceildiv(sise, 32), 32)"'))
+    verdict, = curriculum._budget_sizes(catalog.load("p24", root))
+    assert not verdict.ok and "unknown name 'sise'" in verdict.detail
+    assert curriculum._budget_sizes(catalog.load("p24", REPO))[0].ok
+
+
 def test_writes_per_element_names_the_buffer_and_element_of_its_own_launch():
     access = LaunchAccess("case", "warp_dots", 128, per_thread=np.zeros((128, 8), dtype=np.uint32),
                           writes_per_element={"sums": 2}, busiest_element={"sums": 5})

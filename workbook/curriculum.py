@@ -430,6 +430,7 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
         found += _off_grid(p)
         found += _special(p)
         found += _budgets(p, repo)
+        found += _budget_sizes(p)
         for kernel in wrong_kernels(p, repo):
             problems = []
             if not kernel.why:
@@ -494,6 +495,38 @@ def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
                   any(e.finding == "budget" and e.device == "sim" for e in k.expect)]
         found.append(Verdict(p.id, f"{p.id}.{part.id}: a wrong kernel breaks its access budget", bool(biting),
                              ", ".join(biting) or "none has an expectation finding = \"budget\""))
+    return found
+
+
+def _budget_sizes(p: Puzzle) -> list[Verdict]:
+    """A budget limit given as a size expression names only the case's parameters and the
+    constants, and gives a whole number of at least 0 for every case (the judge evaluates
+    it per case: a name it does not know would stop a learner's check)."""
+    found = []
+    for part in p.parts:
+        exprs = {(b.kernel, name, limit) for b in part.budgets for name, limit in b.limits if isinstance(limit, str)}
+        if not exprs:
+            continue
+        problems = []
+        try:
+            ref = engine.load_reference(p)
+            cases = ref.cases(np.random.default_rng(1), part.id)
+            plan = launcher.make_plan(p, [(part, cases, [ref.expected(c, part.id) for c in cases])])
+            for spec in plan.cases:
+                for kernel, name, limit in sorted(exprs):
+                    try:
+                        value = catalog.evaluate(limit, spec.names())
+                    except (catalog.ManifestError, ZeroDivisionError) as exc:
+                        problems.append(f"{kernel or 'every kernel'}.{name} = \"{limit}\": {exc}")
+                        continue
+                    if value < 0:
+                        problems.append(f"{kernel or 'every kernel'}.{name} = \"{limit}\" is {value} for "
+                                        f"'{spec.params}'")
+        except Exception as exc:  # noqa: BLE001 - _reference reports the reference's own trouble
+            problems.append(f"{type(exc).__name__}: {exc}")
+        problems = list(dict.fromkeys(problems))
+        found.append(Verdict(p.id, f"{p.id}.{part.id}: every budget's size expression gives a count for every case",
+                             not problems, "; ".join(problems[:4])))
     return found
 
 
