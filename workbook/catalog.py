@@ -105,12 +105,15 @@ BUDGET_LIMITS = ("max_global_reads", "max_global_writes", "max_shared_reads", "m
 class Budget:
     """What a part's text asks of the kernel's memory traffic, checked on the simulator's
     counts: per thread at most (or, for min_shared_writes, per block at least) so many
-    accesses; per output element at most so many writes; per warp (32 threads of a
-    block in a row) at most so many global reads. `kernel` limits it to one
-    launch; `why` says it in the learner's words when it is broken."""
+    accesses; per element of a buffer the launch writes at most so many writes (its
+    own, never another launch's); per warp (32 threads of a block in a row) at most so
+    many global reads. Each limit is a number, or a size expression of the case (a
+    lane's share of a count that grows with the size).
+    `kernel` limits it to one launch, whose accesses alone are counted; `why` says it
+    in the learner's words when it is broken."""
 
     kernel: str
-    limits: tuple[tuple[str, int], ...]
+    limits: tuple[tuple[str, int | str], ...]  # a number, or a size expression of the case
     why: dict[str, str]
 
 
@@ -183,6 +186,18 @@ class OccupancyRule:
 
 
 @dataclass(frozen=True)
+class SpecialPoint:
+    """A value of a part's math where a wrong kernel can hide ([[parts.special]]): a term
+    that vanishes, two branches that meet, a clamp or a shift that matters, exp past its
+    range, ties, a count past every hard-coded constant. `name` is what the reference's
+    `hits(case, part)` returns for a case whose inputs reach it, and what a case that is
+    there for it lists under "special"; `why` says which wrong kernel it exposes."""
+
+    name: str
+    why: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Part:
     id: str
     title: dict[str, str]
@@ -219,6 +234,9 @@ class Part:
     # threads, SIZE = 128): author verify then asks for no case beyond them, nor a seeded one.
     fixed_size: str = ""
     speed: Speed | None = None  # timed on a GPU ([parts.speed])
+    # The special points of its math ([[parts.special]]): each one hit by a named case on
+    # every seed, as the reference's hits(case, part) computes from the inputs.
+    special: tuple[SpecialPoint, ...] = ()
 
     def output_dtype(self, name: str) -> str:
         return self.dtypes.get(name, "float32")
@@ -483,10 +501,20 @@ def _budget(raw: dict, where: str) -> Budget:
     unknown = set(raw) - {*BUDGET_LIMITS, "kernel", "why"}
     if unknown:
         raise ManifestError(f"{where}: unknown budget keys {sorted(unknown)}; use {BUDGET_LIMITS}")
-    limits = tuple((k, int(raw[k])) for k in BUDGET_LIMITS if k in raw)
+    limits = tuple((k, _budget_limit(raw[k], f"{where}.{k}")) for k in BUDGET_LIMITS if k in raw)
     if not limits:
         raise ManifestError(f"{where}: a budget needs at least one of {BUDGET_LIMITS}")
     return Budget(str(raw.get("kernel", "")), limits, _why(raw, where))
+
+
+def _budget_limit(value, where: str) -> int | str:
+    """A whole number, or a size expression of the case's parameters and the constants
+    ("ceildiv(ceildiv(size, 32), 32)": a lane's share of the warp sums), evaluated per case."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, int) and value < 0):
+        raise ManifestError(f"{where}: a whole number of at least 0, or a size expression, not {value!r}")
+    if isinstance(value, str):
+        check_expression(value, where)
+    return value
 
 
 def _traffic(raw: dict, where: str) -> TrafficLimit:
@@ -540,6 +568,27 @@ def _occupancy_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> Occu
         raise ManifestError(f"{where}.min_occupancy is the share of an SM's warp slots, more than 0 and at most "
                             f"1 (0.75: 48 of 64 warps), not {least!r}")
     return OccupancyRule(kernel, float(least), _why(raw, where, both=True))
+
+
+def _special(values, where: str) -> tuple[SpecialPoint, ...]:
+    if not isinstance(values, list):
+        raise ManifestError(f"{where} is a list of tables: [[parts.special]] name = \"...\", why.en, why.ko")
+    points = []
+    for i, raw in enumerate(values):
+        here = f"{where}[{i}]"
+        if not isinstance(raw, dict):
+            raise ManifestError(f"{here} must be a table: [[parts.special]]")
+        unknown = set(raw) - {"name", "why"}
+        if unknown:
+            raise ManifestError(f"{here}: unknown keys {sorted(unknown)}; use name and why")
+        name = _require(raw, "name", str, here)
+        if not NAME.match(name):
+            raise ManifestError(f"{here}.name: '{name}' is not a name (letters, digits and _)")
+        points.append(SpecialPoint(name, _why(raw, here, both=True)))
+    names = [p.name for p in points]
+    if len(set(names)) != len(names):
+        raise ManifestError(f"{where}: a special point is named twice")
+    return tuple(points)
 
 
 def _fixed_size(raw: dict, where: str) -> str:
@@ -656,6 +705,7 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         show_occupancy=bool(raw.get("show_occupancy", False)),
         fixed_size=_fixed_size(raw, where),
         speed=_speed(raw.get("speed"), f"{where}.speed"),
+        special=_special(raw.get("special", []), f"{where}.special"),
     )
 
 

@@ -7,12 +7,16 @@ What a puzzle claims must stay true, and this is where it is checked:
   shapes whatever the seed (but for seeded cases), and an expected value for
   every output; every part has a case beyond every constant and a seeded one
   (or says why not: fixed_size), and a case off the 16-bit float grids when
-  its outputs are floats; every budget has a wrong kernel that breaks it;
-  every wrong kernel under tests/wrong/ says why it is wrong and what must
-  catch it;
+  its outputs are floats; every special point of a part's math
+  ([[parts.special]]) is hit by a case named for it on every seed, as the
+  reference's hits() finds in the case's inputs; every budget has a wrong
+  kernel that breaks it; every wrong kernel under tests/wrong/ says why it is
+  wrong and what must catch it; every right kernel under tests/right/ says
+  why it is right and how it differs from the solution;
 - by running (`--run`): every solution passes on every device here; every
   skeleton is `not_started` untouched and never passes when forced; every
-  wrong kernel fails, on the device and for the reason its wrong.toml states.
+  wrong kernel fails, on the device and for the reason its wrong.toml states;
+  every right kernel passes on every device here.
 
 The tests run the same checks (tests/test_curriculum.py), one per kernel.
 """
@@ -39,7 +43,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 WRONG = Path("tests") / "wrong"
+RIGHT = Path("tests") / "right"
 DEVICES = ("cpu", "gpu", "sim", "ptx", "occupancy", "graph-cpu", "graph-gpu")
+RIGHT_DEVICES = ("cpu", "gpu", "sim")  # where a right kernel's verdict is a pass
 
 
 @dataclass
@@ -67,6 +73,10 @@ class WrongKernel:
     expect: list[Expectation] = field(default_factory=list)
     part: str | None = None  # run only this part
     run_timeout: float | None = None  # a shorter limit, for a kernel that never ends
+    # Why only the simulator (or only a GPU) can see what is wrong: the differential check
+    # (tools/differential.py) accepts a verdict that differs between the two only with one.
+    sim_only: str = ""
+    gpu_only: str = ""
 
     @property
     def id(self) -> str:
@@ -74,6 +84,26 @@ class WrongKernel:
 
     def needs_graph(self) -> bool:
         return any(e.device.startswith("graph") for e in self.expect)
+
+
+@dataclass
+class RightKernel:
+    """A correct kernel written another way than the solution (tests/right/<id>/<name>/,
+    right.toml): another reduction order, loop shape, barrier placement, layout. It must
+    pass on every device it names that is here: the checks fail only what the text asks."""
+
+    puzzle: str
+    name: str
+    dir: Path
+    why: str  # why it is correct
+    differs: str  # how it differs from the solution
+    part: str | None = None  # run only this part
+    devices: tuple[str, ...] = RIGHT_DEVICES  # where it must pass (those of them here)
+    unknown: tuple[str, ...] = ()  # keys of right.toml that mean nothing here (a typo)
+
+    @property
+    def id(self) -> str:
+        return f"{self.puzzle}/{self.name}"
 
 
 @dataclass
@@ -102,7 +132,28 @@ def wrong_kernels(puzzle: Puzzle, repo: Path | None = None) -> list[WrongKernel]
         data = tomllib.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
         expect = [Expectation(**raw) for raw in data.get("expect", [])]
         found.append(WrongKernel(puzzle.id, folder.name, folder, str(data.get("why", "")), expect, data.get("part"),
-                                 data.get("run_timeout")))
+                                 data.get("run_timeout"), str(data.get("sim_only", "")),
+                                 str(data.get("gpu_only", ""))))
+    return found
+
+
+RIGHT_KEYS = ("why", "differs", "part", "devices")
+
+
+def right_kernels(puzzle: Puzzle, repo: Path | None = None) -> list[RightKernel]:
+    """The correct variants of a puzzle (tests/right/<id>/<name>/, right.toml)."""
+    base = (repo or catalog.root()) / RIGHT / puzzle.id
+    if not base.is_dir():
+        return []
+    found = []
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+        meta = folder / "right.toml"
+        data = tomllib.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
+        devices = data.get("devices", RIGHT_DEVICES)
+        found.append(RightKernel(puzzle.id, folder.name, folder, str(data.get("why", "")),
+                                 str(data.get("differs", "")), data.get("part"),
+                                 tuple(devices) if isinstance(devices, (list, tuple)) else (str(devices),),
+                                 tuple(sorted(set(data) - set(RIGHT_KEYS)))))
     return found
 
 
@@ -194,7 +245,7 @@ class Sandbox:
             shutil.copyfile(solution, puzzle.dir / name)
         for overlay in overlays:
             for path in overlay.rglob("*"):
-                if path.is_file() and path.name != "wrong.toml":
+                if path.is_file() and path.name not in ("wrong.toml", "right.toml"):
                     target = puzzle.dir / path.relative_to(overlay)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, target)
@@ -254,6 +305,44 @@ def run_wrong(sandbox: Sandbox, kernel: WrongKernel, seed: int = 5) -> tuple[Puz
     else:
         verdicts.append(Verdict(kernel.puzzle, f"{kernel.id}: does not pass", result.status not in PASSING,
                                 seen(result)))
+    return result, verdicts
+
+
+def right_devices(kernel: RightKernel, puzzle: Puzzle) -> tuple[str, ...]:
+    """The devices a right kernel must pass on that its parts run on: the CPU where a part
+    has a CPU kernel (op puzzles), the GPU and the simulator where one has GPU kernels."""
+    parts = [p for p in puzzle.parts if kernel.part in (None, p.id)]
+    runs = {"cpu": any("cpu" in p.devices for p in parts), "gpu": any("gpu" in p.devices for p in parts),
+            "sim": any("gpu" in p.devices and p.sim for p in parts)}
+    return tuple(d for d in kernel.devices if runs.get(d))
+
+
+def run_right(sandbox: Sandbox, kernel: RightKernel, seed: int = 5) -> tuple[PuzzleResult, list[Verdict]]:
+    """Run one right kernel: it passes on every device it names that is here, and no device
+    fails it (a PTX or occupancy rule included). Where a GPU runs, the check is the full one
+    a learner gets (compute-sanitizer too); elsewhere the kernels' stage alone."""
+    puzzle = sandbox.puzzle(kernel.puzzle, kernel.dir)
+    gpu_runs = toolchain.gpu() is not None
+    wanted = right_devices(kernel, puzzle)
+    here = tuple(d for d in wanted if d != "gpu" or gpu_runs)
+    options = engine.Options(seed=seed, part=kernel.part, quick=not gpu_runs,
+                             devices=tuple(d for d in every_device(puzzle) if d in here) or wanted, cache=False)
+    result = engine.check_puzzle(puzzle, options)
+    verdicts = []
+    for device in wanted:
+        what = f"{kernel.id}: passes on {device}"
+        if device not in here:
+            verdicts.append(Verdict(kernel.puzzle, what, True, "needs a GPU", skipped=True))
+            continue
+        got = [(part.id, dev) for part in result.parts for name, dev in part.kernels.items() if name == device]
+        bad = [f"{pid}: {dev.status.value}" + (f" ({', '.join(sorted({f.kind for f in dev.findings or []}))})"
+                                               if dev.findings else "")
+               for pid, dev in got if dev.status != Status.PASS]
+        if not got:
+            bad = [f"{device} did not report (puzzle {result.status.value})"]
+        verdicts.append(Verdict(kernel.puzzle, what, not bad, "; ".join(bad)))
+    verdicts.append(Verdict(kernel.puzzle, f"{kernel.id}: no device fails it", result.status in PASSING,
+                            seen(result)))
     return result, verdicts
 
 
@@ -339,20 +428,55 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
         found += _reference(p)
         found += _sizes(p)
         found += _off_grid(p)
+        found += _special(p)
         found += _budgets(p, repo)
+        found += _budget_sizes(p)
         for kernel in wrong_kernels(p, repo):
             problems = []
             if not kernel.why:
                 problems.append("no why")
             if not kernel.expect:
                 problems.append("no [[expect]]")
+            if kernel.sim_only and kernel.gpu_only:
+                problems.append("sim_only and gpu_only both: a kernel only one device sees says which")
             for path in kernel.dir.rglob("*"):
                 name = path.relative_to(kernel.dir).as_posix()
                 if path.is_file() and path.name != "wrong.toml" and name not in p.edit:
                     problems.append(f"{name} is not a learner file")
             found.append(Verdict(p.id, f"{kernel.id}: says why and what must catch it", not problems,
                                  ", ".join(problems)))
+        for right in right_kernels(p, repo):
+            found.append(Verdict(p.id, f"{right.id}: says why it is right and how it differs",
+                                 not (problems := _right_problems(p, right)), ", ".join(problems)))
     return found
+
+
+def _right_problems(p: Puzzle, kernel: RightKernel) -> list[str]:
+    problems = []
+    if not (kernel.dir / "right.toml").exists():
+        problems.append("no right.toml")
+    if not kernel.why:
+        problems.append("no why (why it is correct)")
+    if not kernel.differs:
+        problems.append("no differs (how it differs from the solution)")
+    if kernel.unknown:
+        problems.append(f"unknown keys {', '.join(kernel.unknown)} (use {', '.join(RIGHT_KEYS)})")
+    if kernel.part is not None and kernel.part not in {part.id for part in p.parts}:
+        problems.append(f"part '{kernel.part}' is not one of {', '.join(part.id for part in p.parts)}")
+    if not kernel.devices or not set(kernel.devices) <= set(RIGHT_DEVICES):
+        problems.append(f"devices must name some of {', '.join(RIGHT_DEVICES)}")
+    files = [path for path in kernel.dir.rglob("*") if path.is_file() and path.name != "right.toml"]
+    if not files:
+        problems.append("no learner file")
+    for path in files:
+        name = path.relative_to(kernel.dir).as_posix()
+        if name not in p.edit:
+            problems.append(f"{name} is not a learner file")
+        else:
+            solution = (p.solution_dir / name).read_bytes() if (p.solution_dir / name).exists() else b""
+            if path.read_bytes() == solution:
+                problems.append(f"{name} is the solution itself")
+    return problems
 
 
 def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
@@ -371,6 +495,38 @@ def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
                   any(e.finding == "budget" and e.device == "sim" for e in k.expect)]
         found.append(Verdict(p.id, f"{p.id}.{part.id}: a wrong kernel breaks its access budget", bool(biting),
                              ", ".join(biting) or "none has an expectation finding = \"budget\""))
+    return found
+
+
+def _budget_sizes(p: Puzzle) -> list[Verdict]:
+    """A budget limit given as a size expression names only the case's parameters and the
+    constants, and gives a whole number of at least 0 for every case (the judge evaluates
+    it per case: a name it does not know would stop a learner's check)."""
+    found = []
+    for part in p.parts:
+        exprs = {(b.kernel, name, limit) for b in part.budgets for name, limit in b.limits if isinstance(limit, str)}
+        if not exprs:
+            continue
+        problems = []
+        try:
+            ref = engine.load_reference(p)
+            cases = ref.cases(np.random.default_rng(1), part.id)
+            plan = launcher.make_plan(p, [(part, cases, [ref.expected(c, part.id) for c in cases])])
+            for spec in plan.cases:
+                for kernel, name, limit in sorted(exprs):
+                    try:
+                        value = catalog.evaluate(limit, spec.names())
+                    except (catalog.ManifestError, ZeroDivisionError) as exc:
+                        problems.append(f"{kernel or 'every kernel'}.{name} = \"{limit}\": {exc}")
+                        continue
+                    if value < 0:
+                        problems.append(f"{kernel or 'every kernel'}.{name} = \"{limit}\" is {value} for "
+                                        f"'{spec.params}'")
+        except Exception as exc:  # noqa: BLE001 - _reference reports the reference's own trouble
+            problems.append(f"{type(exc).__name__}: {exc}")
+        problems = list(dict.fromkeys(problems))
+        found.append(Verdict(p.id, f"{p.id}.{part.id}: every budget's size expression gives a count for every case",
+                             not problems, "; ".join(problems[:4])))
     return found
 
 
@@ -505,6 +661,93 @@ def _off_grid(p: Puzzle) -> list[Verdict]:
         found.append(Verdict(p.id, f"{p.id}.{part.id}: a case off the float16 and bfloat16 grids at its tolerance",
                              bool(hits), ", ".join(hits[:3]) if hits else "none: a 16-bit kernel would pass"))
     return found
+
+
+SPECIAL_SEEDS = 20  # seeds over which every special point must be hit by a case there for it
+HITS = "hits"  # the reference's function: hits(case, part) -> the special points a case's inputs reach
+
+
+def special_claims(case: dict) -> set[str]:
+    """The special points a case says it is there for (its "special" list)."""
+    claimed = case.get("special", ())
+    return {claimed} if isinstance(claimed, str) else set(claimed)
+
+
+def special_hits(ref, case: dict, part: str) -> set[str]:
+    """The special points the reference finds in a case's inputs. hits() sees the case's
+    parameters and inputs only, never its name or its claims: a case cannot claim a point
+    its values do not reach."""
+    return set(getattr(ref, HITS)({"params": case.get("params", {}), "inputs": case.get("inputs", {})}, part))
+
+
+def _special(p: Puzzle, seeds: int = SPECIAL_SEEDS) -> list[Verdict]:
+    """Every special point a part declares ([[parts.special]]) is hit, on every one of
+    `seeds` seeds, by a case that is there for it: one whose "special" list names it (the
+    case's name says what it tests) and whose inputs reach it, by the reference's
+    hits(case, part). A case that claims a point its inputs miss, a point nobody declared,
+    or a reference with declared points and no hits() is an error."""
+    declared = {part.id: {s.name for s in part.special} for part in p.parts}
+    try:
+        ref = engine.load_reference(p)
+    except Exception as exc:  # noqa: BLE001 - _reference reports it
+        return [Verdict(p.id, f"{p.id}: special points", False, f"{type(exc).__name__}: {exc}")] \
+            if any(declared.values()) else []
+    has_hits = callable(getattr(ref, HITS, None))
+    found = []
+    for part in p.parts:
+        points = declared[part.id]
+        what = f"{p.id}.{part.id}: every special point hit by a named case on {seeds} seeds"
+        if points and not has_hits:
+            found.append(Verdict(p.id, what, False, f"the manifest declares special points "
+                                 f"({', '.join(sorted(points))}) and {p.reference} has no {HITS}(case, part) "
+                                 "to find them in a case's inputs"))
+            continue
+        problems: dict[str, list[int]] = {}  # a problem -> the seeds it was seen on
+        covered: dict[str, set[str]] = {name: set() for name in points}
+        for seed in range(1, seeds + 1):
+            met: set[str] = set()
+            for case in ref.cases(np.random.default_rng(seed), part.id):
+                name, claimed = case.get("name", "?"), special_claims(case)
+                seen = []
+                try:
+                    hit = special_hits(ref, case, part.id) if has_hits else set()
+                except Exception as exc:  # noqa: BLE001 - a broken hits() is what this check reports
+                    hit = set()
+                    seen.append(f"{HITS}() fails on '{name}': {type(exc).__name__}: {exc}")
+                if hit - points:
+                    seen.append(f"{HITS}() names points the manifest does not declare: "
+                                f"{', '.join(sorted(hit - points))}")
+                if claimed - points:
+                    seen.append(f"case '{name}' claims points the manifest does not declare: "
+                                f"{', '.join(sorted(claimed - points))}")
+                if claimed and case.get("seeded"):
+                    seen.append(f"case '{name}' is seeded: its name says its size, not the special point "
+                                "it is there for")
+                elif claimed - hit:
+                    seen.append(f"case '{name}' claims {', '.join(sorted(claimed - hit))} and its inputs do not hit it")
+                else:
+                    for point in claimed & points:
+                        covered[point].add(name)
+                    met |= claimed & points
+                for problem in seen:
+                    problems.setdefault(problem, []).append(seed)
+            for point in sorted(points - met):
+                problems.setdefault(f"no case is there for '{point}' and hits it", []).append(seed)
+        if not points and not problems:
+            continue
+        said = [f"{problem} ({_seeds(at, seeds)})" for problem, at in problems.items()]
+        shown = "; ".join(f"{point}: {', '.join(sorted(names))}" for point, names in sorted(covered.items()))
+        found.append(Verdict(p.id, what, not problems, "; ".join(said[:6]) if problems else shown))
+    return found
+
+
+def _seeds(seen: list[int], of: int) -> str:
+    """'every seed', 'seed 3', 'seeds 3, 7 and 2 more'."""
+    if len(seen) == of:
+        return "every seed"
+    if len(seen) == 1:
+        return f"seed {seen[0]}"
+    return "seeds " + ", ".join(map(str, seen[:3])) + (f" and {len(seen) - 3} more" if len(seen) > 3 else "")
 
 
 def _drift(p: Puzzle) -> list[Verdict]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import compare, kernelrun, launcher, settings, simfindings
+from . import catalog, compare, kernelrun, launcher, settings, simfindings
 from .catalog import Part
 from .i18n import Msg, msg
 from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, Status
+from .symbols import Place
 
 if TYPE_CHECKING:
     from .engine import Check
@@ -158,25 +159,50 @@ def traffic_findings(part: Part, lines: list[LineTraffic]) -> list[Finding]:
 
 def _budgets(check: Check, part: Part, dev: DeviceResult, raw: kernelrun.KernelRun) -> list[Finding]:
     """What the part's text asks of memory traffic (its manifest's budgets), checked on
-    the simulator's counts: one finding per broken limit, at the first case that broke
-    it, naming the thread, its count and the lines that made the accesses."""
+    the simulator's counts of the budget's kernel alone: one finding per broken limit, at
+    the first case that broke it, naming the kernel, the thread (or the element), its count
+    and the lines that made the accesses, the busiest first, and saying when the values were
+    right: then the rule is all that failed."""
     found: list[Finding] = []
+    values_right = bool(dev.cases) and all(c.passed for c in dev.cases)
     for budget in part.budgets:
         for name, limit in budget.limits:
             for access in dev.access:
                 if budget.kernel and access.kernel != budget.kernel:
                     continue
-                broken = budget_check(name, limit, access, _launch_spec(check, access))
+                spec = check.plan.cases[access.index] if 0 <= access.index < len(check.plan.cases) else None
+                most = budget_limit(limit, spec)
+                if most is None:
+                    continue
+                shapes = {b.name: b.shape for b in spec.buffers.values()} if spec else {}
+                broken = budget_check(name, most, access, _launch_spec(check, access), shapes)
                 if broken is None:
                     continue
                 who, count = broken
-                lines = _budget_lines(check, raw, access.kernel, name)
-                message = msg("finding.budget_" + ("min" if name.startswith("min_") else "max"),
-                              kernel=access.kernel, who=who, count=count, limit=limit,
-                              what=msg("budget." + name), lines=lines or "?", why=budget.why)
-                found.append(Finding("sim", "budget", message, kernel=access.kernel, case=access.case))
+                lines, busiest = _budget_lines(check, raw, access.kernel, name)
+                key = "finding.budget_element" if name == "max_writes_per_element" else \
+                    "finding.budget_" + ("min" if name.startswith("min_") else "max")
+                message = msg(key, kernel=access.kernel, who=who, count=count, limit=most,
+                              what=msg("budget." + name), why=budget.why,
+                              where=msg("budget.lines", lines=lines) if "," in lines else
+                              msg("budget.line", line=lines or "?"),
+                              values=msg("budget.values_right") if values_right else "")
+                found.append(Finding("sim", "budget", message, kernel=access.kernel, case=access.case,
+                                     file=busiest.file if busiest else "", line=busiest.line if busiest else None,
+                                     source=busiest.text if busiest else ""))
                 break
     return found
+
+
+def budget_limit(limit: int | str, spec: launcher.CaseSpec | None) -> int | None:
+    """A budget's limit for one case: a number, or a size expression of the case's
+    parameters and the puzzle's constants (a lane's share of a count that grows with the
+    size); None where the case is unknown."""
+    if isinstance(limit, int):
+        return limit
+    if spec is None:
+        return None
+    return catalog.evaluate(limit, spec.names())
 
 
 def _launch_spec(check: Check, access: LaunchAccess) -> launcher.LaunchSpec | None:
@@ -184,15 +210,22 @@ def _launch_spec(check: Check, access: LaunchAccess) -> launcher.LaunchSpec | No
     return next((lau for lau in spec.launches if lau.name == access.kernel), None) if spec else None
 
 
-def _budget_lines(check: Check, raw: kernelrun.KernelRun, kernel: str, name: str) -> str:
-    """The learner's lines that made the kind of access a budget limits."""
+def _budget_lines(check: Check, raw: kernelrun.KernelRun, kernel: str, name: str) -> tuple[str, Place | None]:
+    """The lines of `kernel` (no other launch's) that made the kind of access a budget
+    limits, the busiest first, and the busiest line's place."""
     column = {"max_global_reads": 3, "max_global_writes": 4, "max_shared_reads": 5, "max_shared_writes": 6,
               "min_shared_writes": 6, "max_writes_per_element": 4, "max_global_reads_per_warp": 3}[name]
     ids = {n for n, site in enumerate(raw.sites, 1) if len(site) >= 7 and site[2] == kernel and site[column]}
     if not ids or raw.binary is None:
-        return ""
+        return "", None
     places = check.symbolize(raw.binary, raw.sites, ids, {})
-    return ", ".join(str(n) for n in sorted({p.line for p in places.values()}))
+    made: dict[int, int] = {}
+    where: dict[int, Place] = {}
+    for sid, place in places.items():
+        made[place.line] = made.get(place.line, 0) + int(raw.sites[sid - 1][column])
+        where.setdefault(place.line, place)
+    order = sorted(made, key=lambda line: (-made[line], line))
+    return ", ".join(map(str, order)), where[order[0]] if order else None
 
 
 def _access(check: Check, raw: kernelrun.KernelRun, indices: list[int]) -> list[LaunchAccess]:
@@ -203,14 +236,17 @@ def _access(check: Check, raw: kernelrun.KernelRun, indices: list[int]) -> list[
             continue
         table = counts.per_thread
         names = kernelrun.COUNTERS
-        spec = check.plan.cases[counts.case]
+        # The buffers this launch wrote, and the most writes it made to one element of each:
+        # its own writes only, never another launch's of the same case.
+        wrote = raw.launch_writes.get((counts.case, counts.launch), {})
         found.append(LaunchAccess(
             check.case_name(counts.case), counts.label, int(table.shape[0]),
             {n: int(table[:, k].min()) if table.size else 0 for k, n in enumerate(names)},
             {n: int(table[:, k].max()) if table.size else 0 for k, n in enumerate(names)},
             {n: int(table[:, k].sum()) for k, n in enumerate(names)},
-            {buf.name: raw.most_writes.get((counts.case, k), 0) for k, buf in enumerate(spec.outputs())},
-            per_thread=table, index=counts.case))
+            {buf: most for buf, (most, _) in wrote.items()},
+            per_thread=table, index=counts.case,
+            busiest_element={buf: element for buf, (_, element) in wrote.items()}))
     return found
 
 
@@ -243,15 +279,24 @@ BUDGET_COUNTERS = {"max_global_reads": "global_reads", "max_global_writes": "glo
                    "max_shared_reads": "shared_reads", "max_shared_writes": "shared_writes"}
 
 
-def budget_check(name: str, limit: int, access: LaunchAccess, launch: launcher.LaunchSpec | None
-                 ) -> tuple[Msg, int] | None:
-    """(who broke it, their count) if one launch's counts break one budget limit."""
+def budget_check(name: str, limit: int, access: LaunchAccess, launch: launcher.LaunchSpec | None,
+                 shapes: dict[str, tuple[int, ...]] | None = None) -> tuple[Msg | str, int] | None:
+    """(who broke it, their count) if one launch's counts break one budget limit: a thread,
+    a block or a warp, or for max_writes_per_element the element (`shapes`: the buffers'
+    shapes, to name it as the learner indexes it)."""
     table = access.per_thread
     if table is None:
         return None
     if name == "max_writes_per_element":
-        worst = max(access.writes_per_element.values(), default=0)
-        return (msg("budget.an_element"), worst) if worst > limit else None
+        if not access.writes_per_element:
+            return None
+        buffer = max(access.writes_per_element, key=lambda b: access.writes_per_element[b])
+        worst = access.writes_per_element[buffer]
+        if worst <= limit:
+            return None
+        shape = list((shapes or {}).get(buffer, ()))
+        element = access.busiest_element.get(buffer, -1)
+        return (simfindings.element(buffer, shape, element, element) if element >= 0 else buffer), worst
     if name == "min_shared_writes":
         per_block = launch.block[0] * launch.block[1] * launch.block[2] if launch else table.shape[0]
         column = table[:, kernelrun.COUNTERS.index("shared_writes")]

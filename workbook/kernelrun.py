@@ -86,6 +86,8 @@ class KernelRun:
     arrays: dict[int, list[dict]] = field(default_factory=dict)  # case -> block 0's shared arrays, described
     counts: list[LaunchCounts] = field(default_factory=list)
     most_writes: dict[tuple[int, int], int] = field(default_factory=dict)  # (case, output) -> writes to one element
+    # (case, launch) -> buffer -> (the most writes that launch made to one element, that element)
+    launch_writes: dict[tuple[int, int], dict[str, tuple[int, int]]] = field(default_factory=dict)
     sites: list = field(default_factory=list)  # the (last) process's sites, with what each read and wrote
     binary: Path | None = None
     timeout: dict | None = None  # where the threads were when the time ran out
@@ -166,6 +168,7 @@ def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, i
         total.arrays.update(got.arrays)
         total.counts += got.counts
         total.most_writes.update(got.most_writes)
+        total.launch_writes.update(got.launch_writes)
         total.times.update(got.times)
         total.timeout = total.timeout or got.timeout
         total.sites, total.binary = merge_sites(total.sites, got.sites), got.binary or total.binary
@@ -370,7 +373,8 @@ def _read_writers(path: Path, run: KernelRun) -> None:
 
 def _read_counters(path: Path, run: KernelRun) -> None:
     """counters.bin: per launch (kind 3) its threads' COUNTERS; per output (kind 2) the
-    most writes any one element of it got."""
+    most writes any one element of it got; per launch and buffer it wrote (kind 4) the
+    most writes that launch made to one element, and which."""
     try:
         raw = path.read_bytes()
     except OSError:
@@ -383,6 +387,13 @@ def _read_counters(path: Path, run: KernelRun) -> None:
                 return
             run.most_writes[(case, index)] = struct.unpack_from("<i", raw, pos + 16)[0]
             pos += 20
+        elif kind == 4:  # (4, case, launch, most), element, name[48]
+            if pos + 68 > len(raw):
+                return
+            element = struct.unpack_from("<i", raw, pos + 16)[0]
+            name = raw[pos + 20:pos + 68].split(b"\0", 1)[0].decode(errors="replace")
+            run.launch_writes.setdefault((case, index), {})[name] = (count, element)
+            pos += 68
         elif kind == 3:
             bx, by, bz, _ = struct.unpack_from("<4i", raw, pos + 16)
             pos += 32

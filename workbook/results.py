@@ -152,7 +152,7 @@ class CaseResult:
 class LaunchAccess:
     """What the threads of one launch did, counted by the simulator in the first repeat:
     per counter (global/shared reads/writes, in accesses and bytes) the least and most
-    of any one thread and the total, and per output the most writes one element got.
+    of any one thread and the total, and per buffer it wrote the most writes it made to one element.
     The per-thread table serves the judging (access budgets) and stays out of --json
     and of the verdict cache: it is large."""
 
@@ -162,9 +162,11 @@ class LaunchAccess:
     least: dict[str, int] = field(default_factory=dict)
     most: dict[str, int] = field(default_factory=dict)
     total: dict[str, int] = field(default_factory=dict)
-    writes_per_element: dict[str, int] = field(default_factory=dict)  # output -> most writes to one element
+    # buffer (output or scratch) -> the most writes this launch made to one element of it
+    writes_per_element: dict[str, int] = field(default_factory=dict)
     per_thread: object = field(default=None, metadata={"json": False})  # numpy (threads, counters)
     index: int = field(default=-1, metadata={"json": False})  # the case's index in the plan
+    busiest_element: dict[str, int] = field(default_factory=dict)  # buffer -> the element written most
 
 
 @dataclass

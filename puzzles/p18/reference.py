@@ -12,6 +12,10 @@ input makes each term decide the answer:
   exp(100) overflow ("spike at the first/middle/end");
 - the sum covering every element, and the division: ties and a wide spread
   make every term count ("ties", "wide spread", "random normal").
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`): exp overflowing, every exp underflowing, a maximum below
+0, a lone maximum at the first, an inside and the last position, and a
+maximum reached by several elements; each has a case named for it.
 The GPU kernel runs one block of 128 threads over the 128 values, so every
 case is also the largest launch (racecheck and the simulator see all of them).
 The size is the op's (SIZE = 128, fixed_size in the manifest). "random normal"
@@ -25,14 +29,17 @@ import numpy as np
 from scipy.special import softmax
 
 SIZE = 128
+# exp(x) overflows float32 above log(FLT_MAX) and is 0 below log of the smallest subnormal.
+EXP_OVERFLOW = 88.72
+EXP_UNDERFLOW = -103.3
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     params = {"size": SIZE}
 
-    def case(name: str, korean: str, x: np.ndarray) -> dict:
+    def case(name: str, korean: str, x: np.ndarray, *special: str) -> dict:
         return {"name": name, "label": {"en": name, "ko": korean}, "params": params,
-                "inputs": {"x": x.astype(np.float32)}}
+                "inputs": {"x": x.astype(np.float32)}, "special": special}
 
     ties = np.full(SIZE, 3.0)
     ties[rng.choice(SIZE, 8, replace=False)] = 7.5
@@ -44,19 +51,38 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
 
     return [
         case("random normal", "정규분포 난수", rng.normal(size=SIZE)),
-        case("large (exp overflows)", "큰 값 (exp 오버플로)", rng.uniform(80.0, 120.0, size=SIZE)),
-        case("all negative", "모두 음수", rng.uniform(-120.0, -60.0, size=SIZE)),
-        case("all below exp underflow", "모두 exp 언더플로 아래", rng.uniform(-250.0, -150.0, size=SIZE)),
-        case("spike at the first", "맨 앞에 튀는 값", spike(0)),
-        case("spike in the middle", "가운데에 튀는 값", spike(77)),
-        case("spike at the end", "맨 끝에 튀는 값", spike(SIZE - 1)),
-        case("ties", "같은 값 여럿", ties),
+        case("large (exp overflows)", "큰 값 (exp 오버플로)", rng.uniform(80.0, 120.0, size=SIZE), "exp_overflows"),
+        case("all negative", "모두 음수", rng.uniform(-120.0, -60.0, size=SIZE), "max_below_zero"),
+        case("all below exp underflow", "모두 exp 언더플로 아래", rng.uniform(-250.0, -150.0, size=SIZE),
+             "all_exp_underflow"),
+        case("spike at the first", "맨 앞에 튀는 값", spike(0), "max_at_first"),
+        case("spike in the middle", "가운데에 튀는 값", spike(77), "max_inside"),
+        case("spike at the end", "맨 끝에 튀는 값", spike(SIZE - 1), "max_at_last"),
+        case("ties", "같은 값 여럿", ties, "tied_maximum"),
         case("wide spread", "넓은 범위", rng.uniform(-30.0, 30.0, size=SIZE)),
     ]
 
 
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     return {"y": softmax(case["inputs"]["x"].astype(np.float64))}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    x = case["inputs"]["x"].astype(np.float64)
+    top = int(np.argmax(x))
+    found = set()
+    if x.max() > EXP_OVERFLOW:
+        found.add("exp_overflows")
+    if x.max() < EXP_UNDERFLOW:
+        found.add("all_exp_underflow")
+    if x.max() < 0:
+        found.add("max_below_zero")
+    if np.count_nonzero(x == x.max()) > 1:
+        found.add("tied_maximum")
+    elif x.max() - np.delete(x, top).max() > EXP_OVERFLOW:  # a lone maximum, far above the rest
+        found.add("max_at_first" if top == 0 else "max_at_last" if top == x.size - 1 else "max_inside")
+    return found
 
 
 def invariants(case: dict, outputs: dict[str, np.ndarray], part: str) -> list[tuple[str, bool, str]]:

@@ -2,7 +2,7 @@
 
 sync writes the skeletons from the solutions; verify checks that every puzzle
 is what it claims (workbook/curriculum.py), statically, and with `--run` by
-running every solution, skeleton and wrong kernel.
+running every solution, skeleton, wrong kernel and right kernel written another way.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def verify(ctx: Context, *, puzzles: list[str], run: bool = False, seeds: int = 
         for puzzle in chosen:
             tasks.append(functools.partial(_solution_checks, puzzle.id, seeds))
             tasks += [functools.partial(_wrong_checks, kernel) for kernel in curriculum.wrong_kernels(puzzle)]
+            tasks += [functools.partial(_right_checks, kernel) for kernel in curriculum.right_kernels(puzzle)]
 
         def said(found: list[curriculum.Verdict]) -> None:
             if not ctx.as_json and found:
@@ -83,3 +84,9 @@ def _wrong_checks(kernel: curriculum.WrongKernel) -> list[curriculum.Verdict]:
     """One wrong kernel, in a sandbox of its own."""
     with curriculum.Sandbox() as sandbox:
         return curriculum.run_wrong(sandbox, kernel)[1]
+
+
+def _right_checks(kernel: curriculum.RightKernel) -> list[curriculum.Verdict]:
+    """One right kernel written another way, in a sandbox of its own."""
+    with curriculum.Sandbox() as sandbox:
+        return curriculum.run_right(sandbox, kernel)[1]

@@ -2244,8 +2244,51 @@ static void shared_snapshot(void) {
     snprintf(S.shared_table + n, sizeof S.shared_table - (size_t)n, "]");
 }
 
+/* Writes per element by one launch (an access budget's max_writes_per_element names one
+ * kernel, and another launch of the case may write the same buffer): each output's and
+ * scratch buffer's per-element write counts as the launch begins, in the first repeat. */
+static u32 *write_marks[MAX_REGIONS];
+static size_t write_marks_cap[MAX_REGIONS];
+
+static void writes_mark(void) {
+    for (int i = S.case_regions_from; i < S.nregions; i++) {
+        region_t *r = &S.regions[i];
+        if (r->role != ROLE_OUTPUT && r->role != ROLE_SCRATCH) continue;
+        if (r->count > write_marks_cap[i]) {
+            free(write_marks[i]);
+            write_marks[i] = xcalloc(r->count, sizeof(u32));
+            write_marks_cap[i] = r->count;
+        }
+        for (size_t e = 0; e < r->count; e++) write_marks[i][e] = r->shadow[e * r->elem].writes;
+    }
+}
+
+/* Kind 4, per output and scratch buffer the launch wrote: the most writes this launch
+ * made to one element, that element, and the buffer's name. */
+static void writes_out(void) {
+    for (int i = S.case_regions_from; i < S.nregions; i++) {
+        region_t *r = &S.regions[i];
+        if ((r->role != ROLE_OUTPUT && r->role != ROLE_SCRATCH) || r->count > write_marks_cap[i]) continue;
+        u32 most = 0;
+        size_t at = 0;
+        for (size_t e = 0; e < r->count; e++) {
+            u32 made = r->shadow[e * r->elem].writes - write_marks[i][e];
+            if (made > most) most = made, at = e;
+        }
+        if (!most) continue;
+        int32_t header[4] = {4, S.case_index, S.launch_in_case, (int32_t)most};
+        put(S.counters_fd, header, sizeof header);
+        int32_t element = (int32_t)at;
+        put(S.counters_fd, &element, sizeof element);
+        char name[48] = {0};
+        snprintf(name, sizeof name, "%s", r->name);
+        put(S.counters_fd, name, sizeof name);
+    }
+}
+
 static void counters_out(void) {
     if (S.rep != 0 || !S.counts) return;
+    writes_out();
     int32_t header[8] = {3, S.case_index, S.launch_in_case, S.nthreads * S.gx * S.gy * S.gz, S.bx, S.by, S.bz, 0};
     put(S.counters_fd, header, sizeof header);
     put(S.counters_fd, S.counts, (size_t)S.nthreads * S.gx * S.gy * S.gz * 8 * sizeof(u32));
@@ -2521,6 +2564,7 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
             S.counts = xcalloc(S.counts_cap, sizeof(u32));
         }
         memset(S.counts, 0, total * 8 * sizeof(u32));
+        writes_mark();
     }
     u32 *counts = S.counts;
     if (S.rep != 0) S.counts = NULL;

@@ -1,0 +1,120 @@
+"""The differential check (workbook/differential.py, tools/differential.py): each kernel on
+the simulator alone and on the GPU alone, and whether the verdicts agree or the kernel
+says why only one device sees it. The comparison on made-up verdicts, then the simulator's
+column for p01 and p24 with the real compiler and simulator (the GPU's needs a GPU host)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from workbook import catalog, curriculum, differential
+from workbook.differential import AGREE, CAUGHT, FAIL, GPU_ONLY, MISSED, NO_GPU, NOT_COMPARED, PASS, SIM_ONLY, Side
+
+P24 = catalog.load("p24", REPO)
+
+
+def _wrong(name: str) -> curriculum.WrongKernel:
+    return next(k for k in curriculum.wrong_kernels(P24, REPO) if k.name == name)
+
+
+def _right() -> curriculum.RightKernel:
+    return curriculum.right_kernels(P24, REPO)[0]
+
+
+def test_a_wrong_kernel_both_catch_agrees():
+    row = differential.compare(_wrong("one_sum_per_lane"), Side(CAUGHT), Side(CAUGHT))
+    assert (row.agreement, row.flag) == (AGREE, "")
+
+
+def test_simulator_only_is_fine_with_a_stated_why_and_flagged_without_one():
+    stated = _wrong("tree_in_shared")
+    assert stated.sim_only.startswith("The values are right")
+    row = differential.compare(stated, Side(CAUGHT), Side(MISSED))
+    assert (row.agreement, row.flag, row.why) == (SIM_ONLY, "", stated.sim_only)
+    unstated = _wrong("one_sum_per_lane")
+    row = differential.compare(unstated, Side(CAUGHT), Side(MISSED))
+    assert row.agreement == SIM_ONLY and "says no why (sim_only" in row.flag
+    row = differential.compare(unstated, Side(MISSED), Side(CAUGHT))
+    assert row.agreement == GPU_ONLY and "gpu_only" in row.flag
+
+
+def test_a_stated_why_the_run_no_longer_shows_is_flagged():
+    row = differential.compare(_wrong("tree_in_shared"), Side(CAUGHT), Side(CAUGHT))
+    assert row.agreement == AGREE and row.flag == "its wrong.toml says sim_only, but both devices see it"
+
+
+def test_a_wrong_kernel_neither_device_catches_is_flagged():
+    row = differential.compare(_wrong("one_sum_per_lane"), Side(MISSED), Side(MISSED))
+    assert row.agreement == AGREE and row.flag == "neither device catches it"
+
+
+def test_a_right_kernel_must_pass_on_both():
+    assert differential.compare(_right(), Side(PASS), Side(PASS)).flag == ""
+    row = differential.compare(_right(), Side(FAIL), Side(PASS))
+    assert row.agreement == SIM_ONLY and row.flag == "a right kernel fails on the simulator"
+
+
+def test_without_a_gpu_nothing_is_compared_and_nothing_flagged():
+    row = differential.compare(_wrong("one_sum_per_lane"), Side(CAUGHT), Side(NO_GPU))
+    assert (row.agreement, row.flag, row.why) == (NOT_COMPARED, "", "the GPU: no GPU")
+
+
+def test_the_tables_round_trip_and_merge():
+    rows = [differential.compare(_wrong("tree_in_shared"), Side(CAUGHT), Side(MISSED)),
+            differential.compare(_wrong("one_sum_per_lane"), Side(CAUGHT), Side(MISSED))]
+    one, two = differential.Table(rows[:1], "H200 (sm_90)", 10.0), differential.Table(rows[1:], "H200 (sm_90)", 12.0)
+    merged = differential.merge([differential.from_json(differential.to_json(t)) for t in (two, one)])
+    assert [r.id for r in merged.rows] == ["p24/one_sum_per_lane", "p24/tree_in_shared"]
+    assert merged.seconds == 12.0 and len(merged.flagged()) == 1
+    text = differential.to_markdown(merged)
+    assert "| p24 | 2 | 0 | 2 | 0 | 0 | 1 | 2 / 0 of 2 | 0 / 0 of 0 |" in text
+    assert "| p24/tree_in_shared | caught | missed | simulator only | The values are right" in text
+    assert "| p24/one_sum_per_lane | caught | missed | simulator only | **simulator only, and its wrong.toml" in text
+
+
+def test_the_tool_refuses_a_name_that_is_no_puzzle_or_kernel():
+    done = subprocess.run([sys.executable, str(REPO / "tools/differential.py"), "p24/no_such_kernel"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 2 and "no such puzzle or kernel: p24/no_such_kernel" in done.stderr
+
+
+@pytest.mark.slow
+def test_the_simulator_column_for_p01_and_p24(tmp_path: Path):
+    """Every wrong kernel of p01 and p24 is caught on the simulator and p24's right kernel
+    passes there; without a GPU the GPU column says so and nothing is compared or flagged.
+    Through the command line, as on a GPU host: JSON and Markdown written, exit 0."""
+    out_json, out_md = tmp_path / "d.json", tmp_path / "d.md"
+    done = subprocess.run([sys.executable, str(REPO / "tools/differential.py"), "p01", "p24", "--gpus", "0",
+                           "--json", str(out_json), "--markdown", str(out_md)],
+                          capture_output=True, text=True, cwd=REPO, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(out_json.read_text())
+    rows = {r["id"]: r for r in data["rows"]}
+    wrong = {k.id for p in ("p01", "p24") for k in curriculum.wrong_kernels(catalog.load(p, REPO), REPO)}
+    assert set(rows) == wrong | {"p24/output_zeroed_first"}
+    assert {rows[k]["sim"]["verdict"] for k in wrong} == {CAUGHT}, [(k, rows[k]["sim"]) for k in wrong]
+    assert rows["p24/output_zeroed_first"]["sim"]["verdict"] == PASS
+    assert {r["gpu"]["verdict"] for r in rows.values()} == {NO_GPU}
+    assert {r["agreement"] for r in rows.values()} == {NOT_COMPARED} and data["flagged"] == 0
+    assert rows["p24/sum_written_twice"]["sim"]["detail"] == "warps: fail [budget@79]; blocks: fail [budget@79]"
+    n = len([k for k in wrong if k.startswith("p24/")])
+    table = out_md.read_text()
+    assert "| p01 | 5 | 0 | 0 | 0 | 5 | 0 | 5 / – of 5 | 0 / – of 0 |" in table
+    assert f"| p24 | {n + 1} | 0 | 0 | 0 | {n + 1} | 0 | {n} / – of {n} | 1 / – of 1 |" in table
+
+
+def test_a_check_that_does_not_end_is_stopped_at_the_limit_and_flagged():
+    """A kernel that never ends, with a limit shorter than its own run limit: the check is
+    stopped (children and all) and its row is an error, flagged, never a verdict."""
+    endless = curriculum.WrongKernel("p01", "endless", REPO / "tests/data/endless", "never ends", [])
+    side = differential.check_side(REPO, endless, "sim", "off", limit=3)
+    assert side.verdict == differential.ERROR and "still going after 3 s" in side.detail
+    assert side.seconds < 3 + 10
+    row = differential.compare(endless, side, Side(NO_GPU))
+    assert row.agreement == NOT_COMPARED and row.flag == "the simulator could not check it"
