@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import math
 import tempfile
 import threading
 import time
@@ -142,7 +143,10 @@ class Check:
         self._events = events
         self.started = time.perf_counter()
         self.cpu_before = children.cpu_seconds()  # the children may be shared with earlier checks
-        self.deadline = self.started + settings.check_budget()
+        # A graded check's children carry the run's deadline (every wait on them ends by
+        # then, the compiler's too): the check's own budget is never longer.
+        left = children.left()
+        self.deadline = self.started + min(settings.check_budget(), math.inf if left is None else max(0.0, left))
         self.budget_bound = False  # a run's limit was cut to what was left of the budget
         self.lock = threading.Lock()
         # The learner's files, read once: the seed, the cache's key and the builds all see these bytes.
@@ -278,7 +282,7 @@ class Check:
         except Cancelled:
             raise
         except launcher.PlanError as exc:  # the manifest and the reference disagree: the author's bug
-            result.problem = msg("engine.plan_error", detail=str(exc))
+            result.problem = msg("grade.plan_error" if self.children.graded else "engine.plan_error", detail=str(exc))
             result.status = Status.CRASH
             result.seconds = time.perf_counter() - self.started
             return result
@@ -347,6 +351,9 @@ class Check:
         result.diagnostics = built.diagnostics
         result.compiler_output = "" if built.diagnostics else built.output
         result.problem = built.problem
+        if built.problem is not None and built.problem.key == "build.compile_timeout" and self.spent("compile"):
+            result.status = Status.TIMEOUT  # the whole check's budget ran out while compiling: no verdict on the code
+            result.problem = result.budget_spent
         for part in self.parts:
             devices = {d: judge.device_result(d, Status.NOT_RUN, "reason.compile_error") for d in self.devices_of(part)}
             result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))

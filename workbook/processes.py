@@ -169,6 +169,14 @@ class Child:
                                             graded=self.graded)
         return Outcome(code, seconds=seconds, limit=limit)
 
+    def gone(self, timeout: float) -> bool:
+        """Wait until its process has ended (killed, it may linger in the driver a while:
+        a GPU context is torn down first), at most `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.poll() is None and time.monotonic() < deadline:
+            time.sleep(POLL)
+        return self.proc.returncode is not None
+
     def release(self) -> None:
         """Remove its containment (a cgroup: whatever is left in it is killed first)."""
         if self.contain is not None:

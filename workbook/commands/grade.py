@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from .. import catalog, engine, exitcodes, grading, report, sandbox, settings
+from .. import catalog, containment, engine, exitcodes, grading, report, sandbox, settings
 from ..i18n import WorkbookError, pick, t
 from ..processes import Children
 from ..results import PASSING, document, to_dict
@@ -30,7 +30,8 @@ def _line(found: grading.Grade, seed: int | None) -> dict:
         data = to_dict(result)
         data["files"] = found.taken.get(result.id, {})
         puzzles.append(data)
-    return document(submission=found.submission, sandbox=found.sandbox, seed=seed, puzzles=puzzles,
+    return document(submission=found.submission, sandbox=found.sandbox, limits=found.limits, seed=seed,
+                    puzzles=puzzles,
                     summary={"passed": found.passed, "failed": len(found.puzzles) - found.passed,
                              "total": len(found.puzzles), "ok": found.ok}, seconds=round(found.seconds, 1))
 
@@ -53,6 +54,8 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
         box = sandbox.Sandbox.create()
         where = box.describe()
     options = engine.Options(seed=seed, devices=check_devices(devices), cache=False)
+    kept = limits_in_force()
+    budget = settings.check_budget()
     worst = exitcodes.OK
     titles = {p: pick(catalog.load(p, base).title) for p in ids}
     for raw in submissions:
@@ -60,8 +63,9 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             if not ctx.as_json:
                 ctx.err.print(Text(t("grade.grading", submission=raw, id=pid), style="dim"))
 
-        found = grading.grade(Path(raw), ids, base, make_children=lambda: Children(sandbox=box), options=options,
-                              sandbox=where, each=each)
+        found = grading.grade(Path(raw), ids, base, options=options, sandbox=where, each=each,
+                              make_children=lambda: Children(sandbox=box, graded=True, budget=budget))
+        found.limits = kept
         if found.error is not None:
             worst = max(worst, exitcodes.BAD_INPUT)
         elif not found.ok:
@@ -78,4 +82,16 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             if result.problem is not None and result.status not in PASSING:
                 ctx.out.print(Text(f"  {result.id}: {result.problem.text()}", style="red"))
         ctx.out.print(t("grade.summary", passed=found.passed, total=len(found.puzzles), sandbox=found.sandbox))
+        ctx.out.print(t("grade.limits", **kept))
     return worst
+
+
+def limits_in_force() -> dict:
+    """The limits each graded run ran under, and what kept them (a cgroup, the watcher):
+    the same facts in the JSON line and under the table."""
+    from ..limits import Limits
+
+    limits = Limits.from_settings()
+    return {"memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "processes": limits.processes,
+            "budget_s": round(settings.check_budget()), "gpu_share": settings.gpu_share(),
+            "containment": containment.support().describe()}
