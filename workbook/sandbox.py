@@ -105,7 +105,7 @@ class Sandbox:
                 args += ["--dev-bind", device, device]
         if self.limits.file_mb:
             args += ["--size", str(self.limits.folder_bytes)]
-        args += ["--tmpfs", "/dev/shm"]
+        args += ["--perms", "1777", "--tmpfs", "/dev/shm"]  # anyone's, as a system's is (a root grader's too)
         bound = _outermost([*_python_paths(), settings.PACKAGE, *_pythonpath(), *_toolchain_paths()])
         system = [Path(s) for s in SYSTEM]
         bound += [r for r in dict.fromkeys(reads) if not any(b == r or b in r.parents for b in bound + system)]
