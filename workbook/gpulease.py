@@ -129,6 +129,8 @@ def try_hold(choices: list[Gpu] | None = None, share: int | None = None, base: P
                 lock.acquire(blocking=False)
             except filelock.Timeout:
                 continue
+            except OSError:  # not a lock file (a link, say, which is never followed): not a slot
+                continue
             return Lease(gpu, lock, {"CUDA_VISIBLE_DEVICES": gpu.visible} if gpu.visible else {})
     return None
 
