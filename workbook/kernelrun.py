@@ -45,6 +45,10 @@ COUNTERS = ("global_reads", "global_read_bytes", "global_writes", "global_write_
 # compute-sanitizer's slow runs apart from them, so that they never hold up the plain runs.
 GPU_SLOTS = threading.BoundedSemaphore(4)
 SANITIZER_SLOTS = threading.BoundedSemaphore(2)
+# The memory compute-sanitizer itself may take around a launcher (its records of every
+# access): the tool's, not the learner's, and counted in the same containment as the
+# launcher it runs (workbook/containment.py), so allowed on top of the learner's.
+TOOL_MEMORY_MB = 4096
 # Seconds a GPU run's process may take to be gone once killed (the driver tears its
 # context down first, a hung kernel's too), before its GPU is handed on regardless.
 GPU_SETTLE = 30.0
@@ -243,7 +247,7 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
         child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder, learner=True,
-                               memory_extra_mb=own_memory_mb(plan, cases, mode))
+                               memory_extra_mb=own_memory_mb(plan, cases, mode) + (TOOL_MEMORY_MB if prefix else 0))
         waited = limit if callable(limit) else ceiling + 5
         outcome = children.wait(child, waited, (lambda: tick(folder)) if tick else None,
                                 soft=None if mode == "gpu" else signal.SIGUSR1)
