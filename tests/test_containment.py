@@ -238,3 +238,36 @@ def test_a_cgroup_left_by_a_killed_workbook_is_removed_by_the_next(tmp_path, kin
     finally:
         killed.kill()
         killed.wait()
+
+
+STOPPED = textwrap.dedent("""\
+    import sys, time
+    from pathlib import Path
+    from workbook.limits import Limits
+    from workbook.processes import Children, guard
+
+    with guard():
+        children = Children(limits=Limits(memory_mb=512, processes=64))
+        child = children.start([sys.executable, "-c", "import time; time.sleep(300)"],
+                               log=Path(sys.argv[1]) / "log", cwd=Path(sys.argv[1]), learner=True)
+        print(" ".join(map(str, child.contain.dirs)), flush=True)
+        time.sleep(300)
+""")
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_a_workbook_stopped_by_a_signal_leaves_no_cgroup(tmp_path, kind, how):
+    """Ctrl-C or SIGTERM: the workbook stops its children, and removes their cgroups itself."""
+    if kind == containment.WATCHER:
+        pytest.skip("the watcher makes no cgroup")
+    stopped = subprocess.Popen([sys.executable, "-c", STOPPED, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    try:
+        dirs = [Path(d) for d in stopped.stdout.readline().split()]
+        assert dirs and all(d.is_dir() for d in dirs)
+        stopped.send_signal(how)
+        stopped.wait(20)
+        assert not any(d.exists() for d in dirs)
+    finally:
+        stopped.kill()
+        stopped.wait()

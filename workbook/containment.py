@@ -383,7 +383,28 @@ class Cgroup:
             for folder in self.dirs:
                 _empty(folder, deadline)
             for folder in self.dirs:
-                _remove(folder, deadline)
+                if not _remove(folder, deadline):  # a process still dying (in a driver, say)
+                    with _pending_lock:
+                        _pending.append(folder)
+
+
+_pending: list[Path] = []
+_pending_lock = threading.Lock()
+
+
+def finish(timeout: float = 5.0) -> None:
+    """The last thing before exiting: the cgroups whose last process was still dying when
+    they were closed are emptied and removed now (what is still left, the next workbook's
+    sweep removes)."""
+    deadline = time.monotonic() + timeout
+    with _pending_lock:
+        left = list(_pending)
+        _pending.clear()
+    for folder in left:
+        _empty(folder, deadline)
+        if not _remove(folder, deadline):
+            with _pending_lock:
+                _pending.append(folder)
 
 
 def _pids(folder: Path) -> list[int]:

@@ -440,6 +440,7 @@ def kill_everything() -> None:
     here (one that left its group): the last thing before exiting."""
     for children in list(_ALL):
         children.cancel()
+    containment_.finish()
     left = []
     for p in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.Error):
