@@ -69,10 +69,11 @@ class Support:
     why: str = ""  # why no cgroup, for the watcher
 
     def describe(self) -> str:
+        """Its kind and where, in no language (a report's JSON and table show it as it is)."""
         if self.kind == WATCHER:
-            return f"watcher ({self.why})" if self.why else "watcher"
+            return WATCHER
         controllers = "memory, pids" if self.kind == CGROUP2 or len(self.parents) > 1 else "memory"
-        return f"{self.kind} ({controllers}) in {', '.join(map(str, self.parents))}"
+        return f"{self.kind} ({controllers}): {', '.join(map(str, self.parents))}"
 
 
 # --- where cgroups are ------------------------------------------------------------------

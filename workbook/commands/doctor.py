@@ -71,7 +71,9 @@ def main(ctx: Context) -> int:
     # How a learner child's whole tree (shared memory, every process) is bounded: a cgroup,
     # or the watcher where none can be had here (workbook/containment.py).
     contained = _setting(lambda: containment.support().describe(), problems)
-    rows.append((t("doctor.containment"), contained))
+    shown = t("doctor.containment_watcher", why=containment.support().why) if contained == containment.WATCHER \
+        else contained
+    rows.append((t("doctor.containment"), shown))
     gated = []
     try:
         puzzles = catalog.all_puzzles()
