@@ -116,3 +116,24 @@ def test_a_graded_check_ends_at_its_budget_the_compiler_included(root, capsys, t
     assert puzzle["status"] == "timeout" and puzzle["problem"]["key"] == "check.budget_spent"
     assert seconds < 20
     assert not left_running()
+
+
+def test_a_graded_kernel_that_never_ends_is_stopped_at_the_budget(root, capsys, tmp_path, monkeypatch):
+    """Its own limits further away (300 s to run, 300 s for a simulated thread; once the
+    solution's time is known, 20 times that, at least 5 s): the puzzle's budget of 3 s ends
+    it (or its compile, where that is cold), as a timeout that says the budget was spent,
+    with nothing left running."""
+    monkeypatch.setenv("WORKBOOK_CHECK_BUDGET", "3")
+    monkeypatch.setenv("WORKBOOK_RUN_TIMEOUT", "300")
+    monkeypatch.setenv("WORKBOOK_SIM_STRETCH", "300")
+    sub = tmp_path / "submission"
+    (sub / "puzzles/p01").mkdir(parents=True)
+    shutil.copyfile(REPO / "tests/data/endless/map.mojo", sub / "puzzles/p01/map.mojo")
+    started = time.monotonic()
+    code, doc = invoke(capsys, "grade", str(sub), "--json", "-p", "p01", "--device", "sim", "--seed", "1")
+    seconds = time.monotonic() - started
+    assert code == exitcodes.FAILED
+    (puzzle,) = doc["puzzles"]
+    assert puzzle["status"] == "timeout" and puzzle["budget_spent"]["key"] == "check.budget_spent"
+    assert seconds < 3 + 15
+    assert not left_running() and not containment.ours()
