@@ -297,9 +297,6 @@ class Children:
             limits = self.limits or limits_.Limits.from_settings()
             if limits.memory_mb and memory_extra_mb > 0:
                 limits = dataclasses.replace(limits, memory_mb=limits.memory_mb + memory_extra_mb)
-            contain = containment_.create(limits.memory_mb * limits_.MB, limits.processes)
-            if contain is not None:
-                options += contain.options()  # joined first, outside the sandbox: bwrap is inside too
             if self.sandbox is not None:
                 writes, seen = sandbox_.writable_and_readable(argv, scratch)
                 self.sandbox.prepare(writes)
@@ -310,6 +307,10 @@ class Children:
                 options += limits.options(processes=limits.processes_here())
         if nice > 0:
             options.append(f"--nice={nice}")
+        if limits is not None:
+            contain = containment_.create(limits.memory_mb * limits_.MB, limits.processes)
+            if contain is not None:  # joined first, outside the sandbox: bwrap is inside too
+                options = [*contain.options(), *options]
         try:
             out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
             try:
