@@ -67,6 +67,16 @@ def left_running() -> list[psutil.Process]:
     return found
 
 
+@pytest.fixture(autouse=True)
+def nothing_left():
+    """After each grade: nothing it started still running, none of its cgroups left."""
+    yield
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (left_running() or containment.ours()):
+        time.sleep(0.1)
+    assert not left_running() and not containment.ours()
+
+
 @pytest.mark.slow
 def test_a_graded_graph_file_never_sees_the_graders_secrets(root, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("MODULAR_AUTH", "secret-modular-auth")
