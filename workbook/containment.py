@@ -41,7 +41,6 @@ import re
 import signal
 import stat
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -178,16 +177,17 @@ def _candidates() -> list[Support]:
 
 
 def _probe(candidate: Support) -> str:
-    """Make a cgroup there and start a real child that joins it, as a run will: "" when
+    """Make a cgroup there and start a real child that joins it, as a run will (a shell:
+    the cheapest process to start; the join is the kernel's to allow or not): "" when
     that works, else why not."""
     try:
         group = Cgroup(candidate, memory_bytes=256 * MB, tasks=16)
     except OSError as exc:
         return f"can't make a cgroup in {candidate.parents[0]}: {exc.strerror or exc}"
+    join = 'for d in "$@"; do echo $$ > "$d/cgroup.procs" || exit 1; done'
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", str(settings.EXEC), "0", *group.options(), "--",
-                               sys.executable, "-I", "-S", "-c", "pass"],
-                              capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        done = subprocess.run(["/bin/sh", "-c", join, "sh", *map(str, group.dirs)], capture_output=True, text=True,
+                              timeout=30, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             lines = (done.stderr or done.stdout).strip().splitlines()
             return lines[-1] if lines else f"exit code {done.returncode}"
