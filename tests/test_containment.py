@@ -151,11 +151,12 @@ def test_eight_forked_processes_are_stopped_as_one(tmp_path, kind, sandboxed):
 
 def test_a_fork_bomb_is_stopped_and_told(tmp_path, kind):
     """Unsandboxed, as root too (which RLIMIT_NPROC exempts): the tree's tasks are bounded
-    together and the run is stopped, saying so."""
+    together and the run is stopped, saying so. A cgroup refuses the fork past the limit;
+    the watcher can only stop the tree at its next look (400 forks fit between two here)."""
     outcome, out, seconds = run(tmp_path, BOMB, Limits(memory_mb=2048, processes=32), sandboxed=False)
     assert seconds < 15
     assert outcome.limit is not None and outcome.limit.key == "limits.processes", (outcome, out)
-    if "forked" in out:
+    if "forked" in out and kind != containment.WATCHER:
         assert int(out.split("forked")[1].split()[0]) <= 32
 
 
