@@ -99,7 +99,7 @@ def gpus() -> list[Gpu]:
             break  # CUDA stops at the first entry that names no GPU
         uuid = next((u for i, u in listed if token.isdigit() and i == int(token)), None)
         found.append(Gpu(uuid or token, uuid or token))
-    return found
+    return found or [Gpu("none", "")]  # none visible: a run fails on its own, never waits for a lease
 
 
 def folder() -> Path:
