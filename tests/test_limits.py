@@ -104,10 +104,12 @@ def test_a_process_that_left_its_group_dies_with_the_run(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kernel, setting, key", [("prints", "WORKBOOK_FILE_LIMIT_MB", "limits.file"),
-                                                  ("hogs", "WORKBOOK_MEMORY_LIMIT_MB", "limits.memory")])
+                                                  ("hogs", "WORKBOOK_MEMORY_LIMIT_MB", "limits.memory"),
+                                                  ("shares", "WORKBOOK_MEMORY_LIMIT_MB", "limits.memory")])
 def test_a_right_kernel_that_breaks_a_limit_fails_saying_which(root, monkeypatch, kernel, setting, key):
     """A right kernel that prints 20 MB, or takes 4 GB, passed before (issue 17: 79 MB of log,
-    5.4 GB of memory); now it is stopped at the limit, and the report says which."""
+    5.4 GB of memory), and so did one that fills 1 GB of shared memory through external_call
+    (issue 38: no process's data); now it is stopped at the limit, and the report says which."""
     from conftest import put_wrong
 
     from workbook import catalog, engine
@@ -115,7 +117,7 @@ def test_a_right_kernel_that_breaks_a_limit_fails_saying_which(root, monkeypatch
 
     put_wrong(root, "p01", "forgets_ten")  # any learner file; replaced next
     shutil.copyfile(DATA / "limits" / kernel / "map.mojo", root / "puzzles/p01/map.mojo")
-    monkeypatch.setenv(setting, "512" if kernel == "hogs" else "2")
+    monkeypatch.setenv(setting, "2" if kernel == "prints" else "512")
     result = engine.check_puzzle(catalog.load("p01"), engine.Options(seed=1, quick=True, devices=("sim",)))
     sim = result.parts[0].kernels["sim"]
     assert sim.status == Status.CRASH and [m.key for m in sim.reasons] == [key]

@@ -1,15 +1,17 @@
 """Start a program that dies with the workbook, within limits:
 
-    python -I -S .../workbook/_exec.py PARENT_PID [--rlimit=NAME:VALUE]... [--uid=UID] [--nice=N] [--] PROGRAM ARGS...
+    python -I -S .../workbook/_exec.py PARENT_PID [--cgroup=DIR]... [--rlimit=NAME:VALUE]... [--uid=UID]
+                                   [--nice=N] [--] PROGRAM ARGS...
 
-It asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG, which
-survives exec), checks that the parent is still there (it may have died in
-between; PARENT_PID 0 skips that, inside a sandbox where the parent has
-another pid), takes on the resource limits it was given (memory, file size,
-processes, core files: workbook/limits.py says which and why), becomes UID
-where asked (the sandbox of a grader running as root), lowers its priority by
-N where asked (a compile whose result comes after the first verdict), then
-becomes PROGRAM.
+It joins the cgroups it was given (its containment: workbook/containment.py),
+so that everything the program starts is counted and bounded together; asks
+the kernel to kill it when its parent dies (PR_SET_PDEATHSIG, which survives
+exec), checks that the parent is still there (it may have died in between;
+PARENT_PID 0 skips that, inside a sandbox where the parent has another pid),
+takes on the resource limits it was given (memory, file size, processes, core
+files: workbook/limits.py says which and why), becomes UID where asked (the
+sandbox of a grader running as root), lowers its priority by N where asked (a
+compile whose result comes after the first verdict), then becomes PROGRAM.
 See workbook/processes.py.
 
 Standard library only, and no imports from the package: it runs as a plain
@@ -68,14 +70,24 @@ def lower_priority(nice: int) -> None:
         pass
 
 
-def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, int, list[str]]:
+def join(folder: str) -> None:
+    """Move this process into a cgroup (before it becomes the program: nothing it starts
+    is ever outside)."""
+    with open(os.path.join(folder, "cgroup.procs"), "w") as procs:
+        procs.write(str(os.getpid()))
+
+
+def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, int, list[str], list[str]]:
     parent, rest = int(argv[0]), argv[1:]
     limits: dict[str, int] = {}
     uid = None
     nice = 0
-    while rest and rest[0].startswith(("--rlimit=", "--uid=", "--nice=")):
+    groups: list[str] = []
+    while rest and rest[0].startswith(("--rlimit=", "--uid=", "--nice=", "--cgroup=")):
         option = rest.pop(0)
-        if option.startswith("--uid="):
+        if option.startswith("--cgroup="):
+            groups.append(option[len("--cgroup="):])
+        elif option.startswith("--uid="):
             uid = int(option[len("--uid="):])
         elif option.startswith("--nice="):
             nice = int(option[len("--nice="):])
@@ -84,11 +96,17 @@ def parse(argv: list[str]) -> tuple[int, dict[str, int], int | None, int, list[s
             limits[name] = int(value)
     if rest and rest[0] == "--":
         rest = rest[1:]
-    return parent, limits, uid, nice, rest
+    return parent, limits, uid, nice, rest, groups
 
 
 if __name__ == "__main__":
-    parent, limits, uid, nice, program = parse(sys.argv[1:])
+    parent, limits, uid, nice, program, groups = parse(sys.argv[1:])
+    try:
+        for group in groups:
+            join(group)
+    except OSError as exc:
+        print(f"could not join the cgroup that bounds {program[0]}: {exc}", file=sys.stderr)
+        os._exit(126)
     try:
         if nice > 0:
             lower_priority(nice)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import math
 import tempfile
 import threading
 import time
@@ -42,6 +43,7 @@ from .speed import compare as compare_speeds
 from .speed import not_measured
 
 DEVICE_CHOICES = ("cpu", "gpu", "sim")
+BUDGET_SLACK = 5.0  # seconds: a run cut at the budget ends within this of it
 
 
 @dataclass
@@ -142,7 +144,10 @@ class Check:
         self._events = events
         self.started = time.perf_counter()
         self.cpu_before = children.cpu_seconds()  # the children may be shared with earlier checks
-        self.deadline = self.started + settings.check_budget()
+        # A graded check's children carry the run's deadline (every wait on them ends by
+        # then, the compiler's too): the check's own budget is never longer.
+        left = children.left()
+        self.deadline = self.started + min(settings.check_budget(), math.inf if left is None else max(0.0, left))
         self.budget_bound = False  # a run's limit was cut to what was left of the budget
         self.lock = threading.Lock()
         # The learner's files, read once: the seed, the cache's key and the builds all see these bytes.
@@ -181,8 +186,11 @@ class Check:
 
     def spent(self, what: str, timed_out: bool = False) -> bool:
         """Whether the budget is spent (a run that `timed_out` under a limit the budget
-        cut short spent it); if so, say once that `what` and the rest were not run."""
-        if self.left() > 1.0 and not (timed_out and self.budget_bound):
+        cut short spent it: it ended about when the budget did, give or take a launcher's
+        own alarm, set a second past its limit, and its stopping); if so, say once that
+        `what` and the rest were not run. A run whose own limit shrank below the budget
+        once it was cut (timing.py) and ended long before the budget did is its own timeout."""
+        if self.left() > 1.0 and not (timed_out and self.budget_bound and self.left() <= BUDGET_SLACK):
             return False
         with self.lock:
             if self.result.budget_spent is None:
@@ -278,7 +286,7 @@ class Check:
         except Cancelled:
             raise
         except launcher.PlanError as exc:  # the manifest and the reference disagree: the author's bug
-            result.problem = msg("engine.plan_error", detail=str(exc))
+            result.problem = msg("grade.plan_error" if self.children.graded else "engine.plan_error", detail=str(exc))
             result.status = Status.CRASH
             result.seconds = time.perf_counter() - self.started
             return result
@@ -347,6 +355,9 @@ class Check:
         result.diagnostics = built.diagnostics
         result.compiler_output = "" if built.diagnostics else built.output
         result.problem = built.problem
+        if built.problem is not None and built.problem.key == "build.compile_timeout" and self.spent("compile"):
+            result.status = Status.TIMEOUT  # the whole check's budget ran out while compiling: no verdict on the code
+            result.problem = result.budget_spent
         for part in self.parts:
             devices = {d: judge.device_result(d, Status.NOT_RUN, "reason.compile_error") for d in self.devices_of(part)}
             result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))

@@ -21,7 +21,12 @@ puzzle.toml can say atol = 1e30, its reference.py runs as the grader). Here:
   imports) fails the puzzle with its file and line, and nothing of it is
   compiled or run;
 - learner code runs in the sandbox (workbook/sandbox.py), with the limits of
-  workbook/limits.py; the compiler runs outside it, on the copied files.
+  workbook/limits.py, its whole tree bounded by its containment
+  (workbook/containment.py); the compiler runs outside it, on the copied files;
+- each puzzle's check has one wall-clock budget (WORKBOOK_CHECK_BUDGET) that
+  bounds every wait in it, the compiler's and a wait for a GPU too; its GPU runs
+  own their GPU (workbook/gpulease.py);
+- a refused file is told in the grader's words (grade.*), not the learner's.
 
 The result of one submission is a `Grade`: plain data, drawn as a table or
 as one line of JSON.
@@ -56,6 +61,7 @@ class Grade:
     guarded: bool = True  # the source guard read the files (WORKBOOK_GRADE_GUARD=0 only in tests)
     error: Msg | None = None  # the submission itself is unusable (not a folder)
     sandbox: str = ""  # what the code ran in
+    limits: dict = field(default_factory=dict)  # the limits it ran under, and what kept them
     seconds: float = 0.0
 
     @property
@@ -90,6 +96,13 @@ def expected(base: Path, only: list[str]) -> list[str]:
     return chosen
 
 
+# What a learner reads about a file of theirs, as the grader reads it about a submission's.
+GRADER_WORDS = {"learner.symlink": "grade.refused_link", "learner.outside": "grade.refused_link",
+                "learner.not_file": "grade.not_file", "learner.too_big": "grade.too_big",
+                "learner.binary": "grade.binary", "learner.not_utf8": "grade.not_utf8",
+                "learner.unreadable": "grade.unreadable", "error.missing_file": "grade.missing_file"}
+
+
 def _plain_path(root: Path, relative: str) -> tuple[Path | None, Msg | None]:
     """`root/relative` if every step of it is a real folder and the last a regular file
     (nothing reached through a link), else why not."""
@@ -102,7 +115,7 @@ def _plain_path(root: Path, relative: str) -> tuple[Path | None, Msg | None]:
         except FileNotFoundError:
             return None, msg("grade.missing_file", file=relative)
         except OSError as exc:
-            return None, msg("learner.unreadable", file=relative, why=exc.strerror or str(exc))
+            return None, msg("grade.unreadable", file=relative, why=exc.strerror or str(exc))
         last = depth == len(parts) - 1
         if stat.S_ISLNK(info.st_mode):
             return None, msg("grade.refused_link", file=relative)
@@ -142,7 +155,7 @@ class Workspace:
                 found = learner.problem(source, source.parent)
                 if found is not None:
                     key, values = found
-                    why = msg(key, **{**values, "file": f"puzzles/{pid}/{name}", "id": pid})
+                    why = msg(GRADER_WORDS.get(key, key), **{**values, "file": f"puzzles/{pid}/{name}", "id": pid})
             if why is not None:
                 taken[name] = "missing" if why.key == "grade.missing_file" else "refused"
                 problem = problem or why

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import limits, protocol, settings, simfindings
+from . import gpulease, limits, protocol, settings, simfindings
 from .i18n import Msg, msg
 from .launcher import Plan, read_outputs
 from .processes import Children
@@ -41,20 +41,34 @@ TIMEOUT_EXIT = 72  # wbsim.c: past the time limit, or one thread never reached a
 COUNTERS = ("global_reads", "global_read_bytes", "global_writes", "global_write_bytes",
             "shared_reads", "shared_read_bytes", "shared_writes", "shared_write_bytes")
 
-# Runs on the GPU at once (several checks in parallel share one GPU), and compute-sanitizer's
-# slow runs apart from them, so that they never hold up the plain runs.
+# A learner's runs on the GPU at once (several checks in parallel share one GPU), and
+# compute-sanitizer's slow runs apart from them, so that they never hold up the plain runs.
 GPU_SLOTS = threading.BoundedSemaphore(4)
 SANITIZER_SLOTS = threading.BoundedSemaphore(2)
+# The memory compute-sanitizer itself may take around a launcher (its records of every
+# access): the tool's, not the learner's, and counted in the same containment as the
+# launcher it runs (workbook/containment.py), so allowed on top of the learner's.
+TOOL_MEMORY_MB = 4096
+# Seconds a GPU run's process may take to be gone once killed (the driver tears its
+# context down first, a hung kernel's too), before its GPU is handed on regardless.
+GPU_SETTLE = 30.0
 
 
 @contextlib.contextmanager
-def gpu_slot(mode: str, sanitizer: bool):
-    """A slot on the GPU for one run (nothing to wait for on the CPU or the simulator)."""
+def gpu_slot(mode: str, sanitizer: bool, children: Children | None = None):
+    """A slot on the GPU for one run (nothing to wait for on the CPU or the simulator),
+    with the environment that puts the run on it. A graded run holds a lease on its GPU
+    (workbook/gpulease.py), waited for no longer than the run's deadline: gpulease.Busy
+    past it; a learner's shares the GPU within this process's bound."""
     if mode != "gpu":
-        yield
+        yield {}
+        return
+    if children is not None and children.graded:
+        with gpulease.hold(children.deadline, children.cancelled) as lease:
+            yield lease.env
         return
     with SANITIZER_SLOTS if sanitizer else GPU_SLOTS:
-        yield
+        yield {}
 
 
 # site ids -> places, for one program (with hints: what each site touched)
@@ -157,9 +171,13 @@ def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, i
     """One chunk of cases into `total`: a process, and another after each fault."""
     remaining = list(cases)
     while remaining:
-        with gpu_slot(mode, prefix is not None):
-            got, stopped = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix, env, limit,
-                                     tick, symbolize)
+        try:
+            with gpu_slot(mode, prefix is not None, children) as on_gpu:
+                got, stopped = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix,
+                                         {**(env or {}), **on_gpu}, limit, tick, symbolize)
+        except gpulease.Busy:
+            total.status, total.message = "timeout", msg("gpu.busy")
+            return
         total.seconds += got.seconds
         total.outputs.update(got.outputs)
         total.findings += got.findings
@@ -232,10 +250,12 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
         child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder, learner=True,
-                               memory_extra_mb=own_memory_mb(plan, cases, mode))
+                               memory_extra_mb=own_memory_mb(plan, cases, mode) + (TOOL_MEMORY_MB if prefix else 0))
         waited = limit if callable(limit) else ceiling + 5
         outcome = children.wait(child, waited, (lambda: tick(folder)) if tick else None,
                                 soft=None if mode == "gpu" else signal.SIGUSR1)
+        if mode == "gpu":  # the GPU is handed on only once the driver let the process go
+            child.gone(GPU_SETTLE)
         limit = limit() if callable(limit) else ceiling
         if outcome.cancelled:
             return KernelRun("cancelled", seconds=outcome.seconds), None

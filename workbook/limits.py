@@ -16,6 +16,10 @@ everything it starts):
   starts afresh (workbook/sandbox.py);
 - no core files.
 
+These are per process. The whole tree of a learner child, shared memory
+included, is bounded besides by its containment (workbook/containment.py: a
+cgroup, or a watcher), with the same memory and process limits.
+
 The Mojo compiler is not limited: it runs no learner code, and needs more.
 """
 
@@ -31,6 +35,7 @@ from pathlib import Path
 import psutil
 
 from . import settings
+from .containment import Stop
 from .i18n import Msg, msg
 
 MB = 1 << 20
@@ -74,17 +79,24 @@ class Limits:
         return tasks_of(os.getuid()) + self.processes
 
     def why_stopped(self, returncode: int | None, peak_bytes: int, log: str, folder_full: bool,
-                    log_bytes: int = 0) -> Msg | None:
-        """The limit a dead child ran into, if one explains its death: the learner reads
-        that, not just a signal number. (A program that ignores SIGXFSZ, as Python does,
-        gets an error writing instead, and its log ends at the limit.)"""
+                    log_bytes: int = 0, stop: Stop | None = None, graded: bool = False) -> Msg | None:
+        """The limit a dead child ran into, if one explains its death: the learner (or,
+        `graded`, the grader) reads that, not just a signal number. (A program that ignores
+        SIGXFSZ, as Python does, gets an error writing instead, and its log ends at the
+        limit.) `stop`: what its containment saw (a cgroup's OOM kill or refused fork, the
+        watcher's count), which holds whatever the exit code says."""
+        words = "grade.limit_" if graded else "limits."
         at_limit = bool(self.file_mb) and log_bytes >= self.file_mb * MB
         if folder_full or at_limit or returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
-            return msg("limits.file", mb=self.file_mb)
+            return msg(words + "file", mb=self.file_mb)
+        if stop is not None and stop.memory and self.memory_mb:
+            return msg(words + "memory", mb=self.memory_mb)
+        if stop is not None and stop.processes and self.processes:
+            return msg(words + "processes", n=self.processes)
         if returncode in (0, None) or not self.memory_mb:
             return None
         if peak_bytes >= 0.8 * self.memory_mb * MB or OUT_OF_MEMORY.search(log[-4000:]):
-            return msg("limits.memory", mb=self.memory_mb)
+            return msg(words + "memory", mb=self.memory_mb)
         return None
 
 

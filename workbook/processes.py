@@ -22,8 +22,14 @@ the child they came from; the last thing before exiting kills whatever
 descendant is left.
 
 A child that runs learner code (`learner=True`: kernel launchers, graph
-workers) gets resource limits (workbook/limits.py), and, where the run has a
-sandbox (grading: workbook/sandbox.py), runs inside it.
+workers) gets resource limits (workbook/limits.py), a containment of its own
+that bounds its whole tree, shared memory included (workbook/containment.py: a
+cgroup, removed when the child is reaped, or a watcher), and, where the run has
+a sandbox (grading: workbook/sandbox.py), runs inside it.
+
+A graded run's `Children` has a deadline (the check's whole budget): every wait
+on a child ends by then, the compiler's too, and what is still running is
+stopped.
 
 One rule keeps PR_SET_PDEATHSIG safe: it fires when the *thread* that started
 the child ends, so a child is always waited for by the thread that started it.
@@ -35,6 +41,7 @@ import contextlib
 import ctypes
 import dataclasses
 import itertools
+import math
 import os
 import signal
 import subprocess
@@ -48,6 +55,7 @@ from pathlib import Path
 
 import psutil
 
+from . import containment as containment_
 from . import limits as limits_
 from . import sandbox as sandbox_
 from . import settings
@@ -80,13 +88,16 @@ class Outcome:
 
 class Child:
     def __init__(self, proc: subprocess.Popen, log: Path | None, token: str = "",
-                 limits: limits_.Limits | None = None, scratch: Path | None = None, sandboxed: bool = False):
+                 limits: limits_.Limits | None = None, scratch: Path | None = None, sandboxed: bool = False,
+                 contain: containment_.Cgroup | containment_.Watcher | None = None, graded: bool = False):
         self.proc = proc
         self.log = log
         self.token = token
         self.limits = limits  # set for a child that runs learner code
         self.scratch = scratch  # the folder it writes, watched for size
         self.sandboxed = sandboxed
+        self.contain = contain  # its tree's memory and processes, bounded as a whole
+        self.graded = graded  # its limits are told to a grader, not a learner
         self.started = time.monotonic()
         self.peak = 0  # the most memory one of its processes was seen using
         self.folder_full = False
@@ -135,6 +146,8 @@ class Child:
         """Look at its memory and its run folder; False when the folder is past its limit."""
         if self.limits is None:
             return True
+        if self.contain is not None and self.contain.look(self.pid) is not None:
+            return False  # past a limit of its whole tree: stopped, and told by outcome()
         if self.limits.memory_mb:
             self.peak = max(self.peak, limits_.peak_data(self.pid))
         if self.limits.file_mb and self.scratch is not None:
@@ -151,8 +164,23 @@ class Child:
             size = self.log.stat().st_size if self.log is not None and self.log.exists() else 0
             if self.scratch is not None:  # any file it wrote up to the limit (outputs.bin too): cut short
                 size = max(size, limits_.largest_file(self.scratch))
-            limit = self.limits.why_stopped(code, self.peak, self.log_text(), self.folder_full, size)
+            stop = self.contain.stopped() if self.contain is not None else None
+            limit = self.limits.why_stopped(code, self.peak, self.log_text(), self.folder_full, size, stop=stop,
+                                            graded=self.graded)
         return Outcome(code, seconds=seconds, limit=limit)
+
+    def gone(self, timeout: float) -> bool:
+        """Wait until its process has ended (killed, it may linger in the driver a while:
+        a GPU context is torn down first), at most `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.poll() is None and time.monotonic() < deadline:
+            time.sleep(POLL)
+        return self.proc.returncode is not None
+
+    def release(self) -> None:
+        """Remove its containment (a cgroup: whatever is left in it is killed first)."""
+        if self.contain is not None:
+            self.contain.close()
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -218,15 +246,21 @@ def kill_tree(proc: subprocess.Popen, timeout: float = 5.0, token: str = "") -> 
 class Children:
     """The child processes of one run; `cancel()` (from any thread) stops them all."""
 
-    def __init__(self, sandbox: sandbox_.Sandbox | None = None, limits: limits_.Limits | None = None) -> None:
+    def __init__(self, sandbox: sandbox_.Sandbox | None = None, limits: limits_.Limits | None = None,
+                 graded: bool = False, budget: float | None = None) -> None:
         """`sandbox`: where learner children run (grading: workbook/sandbox.py);
-        `limits`: theirs (default: the settings', read when one starts)."""
+        `limits`: theirs (default: the settings', read when one starts); `graded`: the
+        run is a grader's (its limits are told in a grader's words, and its GPU runs
+        own their GPU: workbook/gpulease.py); `budget`: seconds from now by which every
+        wait ends (a graded check's whole budget), None for none."""
         self._live: list[Child] = []
         self._lock = threading.Lock()
         self._cpu: dict[str, float] = {}
         self.cancelled = threading.Event()
         self.sandbox = sandbox
         self.limits = limits
+        self.graded = graded
+        self.deadline = None if budget is None else time.monotonic() + budget
         _ALL.add(self)
 
     def __enter__(self) -> Children:
@@ -234,6 +268,10 @@ class Children:
 
     def __exit__(self, *exc) -> None:
         self.kill_all()
+
+    def left(self) -> float | None:
+        """Seconds left before the deadline (None: there is none)."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
 
     def start(self, argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
               cwd: Path | None = None, learner: bool = False, scratch: Path | None = None,
@@ -252,6 +290,7 @@ class Children:
         kind = program_kind(argv)
         options: list[str] = []
         limits = None
+        contain = None
         scratch = scratch or cwd
         extra = dict(env or {})
         if learner:
@@ -265,20 +304,31 @@ class Children:
                                          env={**extra, TOKEN: token})
                 extra = {}
             else:
-                options = limits.options(processes=limits.processes_here())
+                options += limits.options(processes=limits.processes_here())
         if nice > 0:
             options.append(f"--nice={nice}")
-        out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
+        if limits is not None:
+            contain = containment_.create(limits.memory_mb * limits_.MB, limits.processes)
+            if contain is not None:  # joined first, outside the sandbox: bwrap is inside too
+                options = [*contain.options(), *options]
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(settings.EXEC), str(os.getpid()), *options, "--", *argv],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env={**os.environ, **extra, TOKEN: token}, cwd=str(cwd) if cwd else None, start_new_session=True,
-            )
-        finally:
-            if log:
-                out.close()
-        child = Child(proc, log, token, limits, scratch if learner else None, learner and self.sandbox is not None)
+            out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(settings.EXEC), str(os.getpid()), *options, "--", *argv],
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    env={**os.environ, **extra, TOKEN: token}, cwd=str(cwd) if cwd else None,
+                    start_new_session=True,
+                )
+            finally:
+                if log:
+                    out.close()
+        except BaseException:
+            if contain is not None:
+                contain.close()
+            raise
+        child = Child(proc, log, token, limits, scratch if learner else None, learner and self.sandbox is not None,
+                      contain, self.graded)
         child.kind = kind
         with self._lock:
             self._live.append(child)
@@ -297,6 +347,8 @@ class Children:
                 self.kill(child)
                 return Outcome(None, cancelled=True, seconds=time.monotonic() - child.started)
             seconds = limit() if callable(limit) else limit
+            if self.deadline is not None:  # the run's whole budget bounds every wait
+                seconds = min(seconds if seconds is not None else math.inf, self.deadline - child.started)
             if seconds is not None and time.monotonic() - child.started > seconds:
                 if soft is not None:
                     with contextlib.suppress(OSError):
@@ -327,6 +379,7 @@ class Children:
 
     def kill(self, child: Child) -> None:
         kill_tree(child.proc, token=child.token)
+        child.release()
         with self._lock:
             if child in self._live:
                 self._live.remove(child)
@@ -388,6 +441,7 @@ def kill_everything() -> None:
     here (one that left its group): the last thing before exiting."""
     for children in list(_ALL):
         children.cancel()
+    containment_.finish()
     left = []
     for p in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.Error):

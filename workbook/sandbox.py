@@ -12,8 +12,13 @@ sandbox built on Linux namespaces), and the compiler outside it:
   program and its inputs. Its run folder is the one place it can write (and
   the parent watches that folder's size); /dev/shm is a small tmpfs. The
   grader's home, other submissions and the build cache are not there;
-- a clean environment: HOME and TMPDIR point at the run folder, and nothing of
-  the grader's environment (tokens, keys) comes in but the names a GPU run needs;
+- a clean environment, built from an allow-list (`_environment`): HOME, TMPDIR
+  and the caches point at the run folder, and of the grader's own environment
+  only the names in PASS come in (which GPUs a run may see, where the driver's
+  libraries are), never by prefix: no token or key (MODULAR_AUTH, *_TOKEN,
+  AWS_*...) reaches submitted code. Mojo's runtime and MAX read no other
+  variable to run (tried: the simulator, a CPU op and its MAX graph run with
+  this environment alone);
 - a PID namespace: every process it starts (a `setsid sleep &` too) dies when
   the run ends or the grader dies (`--die-with-parent`), and it sees no other
   process;
@@ -44,8 +49,11 @@ from .limits import Limits
 # Where the sandbox of a root grader runs: a user id of its own per grading process, so the
 # process limit counts only its sandboxes (uids this high belong to no one).
 UID_BASE = 3_000_000
-# Environment a GPU run may need, passed through (everything else is left out).
-PASS_PREFIXES = ("CUDA_", "NVIDIA_", "HIP_", "ROCR_", "ROCM_", "HSA_", "MODULAR_", "LD_LIBRARY_PATH")
+# What of the grader's environment a run inside may see, by exact name: which GPUs (and in
+# which order) the CUDA and ROCm runtimes show it, and where the system keeps the GPU
+# driver's libraries (a container's /usr/local/nvidia/lib64). Everything else stays out.
+PASS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "LD_LIBRARY_PATH")
 SYSTEM = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
 
@@ -97,7 +105,7 @@ class Sandbox:
                 args += ["--dev-bind", device, device]
         if self.limits.file_mb:
             args += ["--size", str(self.limits.folder_bytes)]
-        args += ["--tmpfs", "/dev/shm"]
+        args += ["--perms", "1777", "--tmpfs", "/dev/shm"]  # anyone's, as a system's is (a root grader's too)
         bound = _outermost([*_python_paths(), settings.PACKAGE, *_pythonpath(), *_toolchain_paths()])
         system = [Path(s) for s in SYSTEM]
         bound += [r for r in dict.fromkeys(reads) if not any(b == r or b in r.parents for b in bound + system)]
@@ -167,7 +175,10 @@ def _ancestors(paths: list[Path]) -> list[Path]:
 
 
 def _environment(extra: dict[str, str], home: Path) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name.startswith(PASS_PREFIXES)}
+    """The whole environment of a run inside: the allow-list's names from the grader's,
+    then what the run needs set, then what the workbook itself gives this child (`extra`:
+    the simulator's settings, the GPU a graded run holds)."""
+    env = {name: os.environ[name] for name in PASS if name in os.environ}
     env.update({
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",

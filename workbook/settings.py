@@ -17,6 +17,9 @@ its effect. The README's "Settings" table lists the same names.
 | WORKBOOK_MEMORY_LIMIT_MB      | 4096                           | memory of each process running learner code (0: off)|
 | WORKBOOK_FILE_LIMIT_MB        | 16                             | each file it writes, its printed output too (0: off)|
 | WORKBOOK_PROCESS_LIMIT        | 256 + 4 per CPU                | processes and threads it may have (0: off)          |
+| WORKBOOK_CONTAINMENT          | auto                           | auto (a cgroup where one can be had) or watcher     |
+| WORKBOOK_CHECK_BUDGET         | 900 s                          | one puzzle's whole check (a graded one: every wait) |
+| WORKBOOK_GPU_SHARE            | 1                              | graded runs that may share one GPU at once          |
 | WORKBOOK_KEEP_SANITIZER_LOGS  | unset                          | a folder to copy compute-sanitizer's logs into      |
 | WORKBOOK_GRADE_GUARD=0        | unset                          | `grade` without its source guard (sandbox tests)    |
 | WORKBOOK_NO_PROGRESS=1, CI    | unset                          | no live progress display                            |
@@ -255,6 +258,26 @@ def file_limit_mb() -> int:
     return int(_number("WORKBOOK_FILE_LIMIT_MB", 16, whole=True, positive=False))
 
 
+CONTAINMENTS = ("auto", "watcher")
+
+
+def containment() -> str:
+    """How a learner child's memory and processes are bounded as a whole
+    (workbook/containment.py): `auto`, a cgroup where this process can make one, else the
+    watcher; `watcher`, the watcher even where a cgroup could be had (to test it)."""
+    value = os.environ.get("WORKBOOK_CONTAINMENT", "").strip().lower() or "auto"
+    if value not in CONTAINMENTS:
+        raise SettingError("settings.bad_choice", name="WORKBOOK_CONTAINMENT", value=value[:40],
+                           accepts=", ".join(CONTAINMENTS))
+    return value
+
+
+def gpu_share() -> int:
+    """How many graded runs may use one GPU at once (workbook/gpulease.py). One by default:
+    a graded run owns its GPU, so runs beside it never change its verdict."""
+    return int(_number("WORKBOOK_GPU_SHARE", 1, whole=True))
+
+
 def check_budget() -> float:
     """The most one puzzle's check may take in all, compiles and every device included
     (WORKBOOK_CHECK_BUDGET, seconds): what is left when it is spent is not run, and the
@@ -300,7 +323,7 @@ def check_all() -> None:
     """Read every setting once, up front: a bad value stops the command before anything
     starts, with the variable's name, instead of failing halfway through a run."""
     for read in (compile_timeout, load_timeout, run_timeout, memory_limit_mb, file_limit_mb, process_limit,
-                 gpu_target, graph_shards, graphs_early):
+                 gpu_target, graph_shards, graphs_early, containment, gpu_share, check_budget):
         read()
 
 

@@ -7,7 +7,7 @@ import sys
 
 from rich.table import Table
 
-from .. import catalog, exitcodes, gating, sanitizer, settings, toolchain
+from .. import catalog, containment, exitcodes, gating, sanitizer, settings, toolchain
 from ..i18n import WorkbookError, t
 from ..results import document
 from .common import Context
@@ -68,6 +68,12 @@ def main(ctx: Context) -> int:
     rows.append((t("doctor.root"), str(found) if found else t("doctor.no_root")))
     rows.append((t("doctor.curriculum"), str(settings.curriculum())))
     rows.append(("compute-sanitizer", str(sanitizer.locate() or t("doctor.missing"))))
+    # How a learner child's whole tree (shared memory, every process) is bounded: a cgroup,
+    # or the watcher where none can be had here (workbook/containment.py).
+    contained = _setting(lambda: containment.support().describe(), problems)
+    shown = t("doctor.containment_watcher", why=containment.support().why) if contained == containment.WATCHER \
+        else contained
+    rows.append((t("doctor.containment"), shown))
     gated = []
     try:
         puzzles = catalog.all_puzzles()
@@ -84,7 +90,8 @@ def main(ctx: Context) -> int:
     if ctx.as_json:
         ctx.json(document(versions=versions, gpu=gpu.name if gpu else None, target=target,
                           root=str(found) if found else None, curriculum=str(settings.curriculum()),
-                          sanitizer=str(sanitizer.locate() or ""), gated=gated, problems=problems,
+                          sanitizer=str(sanitizer.locate() or ""), containment=contained, gated=gated,
+                          problems=problems,
                           ok=not problems))
         return exitcodes.TOOLCHAIN if problems else exitcodes.OK
     table = Table(show_header=False, box=None)

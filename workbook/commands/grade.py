@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from .. import catalog, engine, exitcodes, grading, report, sandbox, settings
+from .. import catalog, containment, engine, exitcodes, grading, report, sandbox, settings
 from ..i18n import WorkbookError, pick, t
 from ..processes import Children
 from ..results import PASSING, document, to_dict
@@ -36,7 +36,8 @@ def _line(found: grading.Grade, seed: int | None) -> dict:
         data["files"] = found.taken.get(result.id, {})
         data["refusals"] = [refusal.to_dict() for refusal in found.refusals.get(result.id, [])]
         puzzles.append(data)
-    return document(submission=found.submission, sandbox=found.sandbox, guard=found.guarded, seed=seed,
+    return document(submission=found.submission, sandbox=found.sandbox, guard=found.guarded, limits=found.limits,
+                    seed=seed,
                     puzzles=puzzles,
                     summary={"passed": found.passed, "failed": len(found.puzzles) - found.passed,
                              "total": len(found.puzzles), "ok": found.ok}, seconds=round(found.seconds, 1))
@@ -62,6 +63,8 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
     options = engine.Options(seed=seed, devices=check_devices(devices), cache=False)
     if not settings.grade_guard() and not ctx.as_json:
         ctx.err.print(Text(t("grade.unguarded_warning"), style="bold yellow"))
+    kept = limits_in_force()
+    budget = settings.check_budget()
     worst = exitcodes.OK
     titles = {p: pick(catalog.load(p, base).title) for p in ids}
     for raw in submissions:
@@ -69,8 +72,9 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             if not ctx.as_json:
                 ctx.err.print(Text(t("grade.grading", submission=raw, id=pid), style="dim"))
 
-        found = grading.grade(Path(raw), ids, base, make_children=lambda: Children(sandbox=box), options=options,
-                              sandbox=where, each=each)
+        found = grading.grade(Path(raw), ids, base, options=options, sandbox=where, each=each,
+                              make_children=lambda: Children(sandbox=box, graded=True, budget=budget))
+        found.limits = kept
         if found.error is not None:
             worst = max(worst, exitcodes.BAD_INPUT)
         elif not found.ok:
@@ -95,4 +99,16 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             elif result.problem is not None and result.status not in PASSING:
                 ctx.out.print(Text(f"  {result.id}: {result.problem.text()}", style="red"))
         ctx.out.print(t("grade.summary", passed=found.passed, total=len(found.puzzles), sandbox=found.sandbox))
+        ctx.out.print(t("grade.limits", **kept))
     return worst
+
+
+def limits_in_force() -> dict:
+    """The limits each graded run ran under, and what kept them (a cgroup, the watcher):
+    the same facts in the JSON line and under the table."""
+    from ..limits import Limits
+
+    limits = Limits.from_settings()
+    return {"memory_mb": limits.memory_mb, "file_mb": limits.file_mb, "processes": limits.processes,
+            "budget_s": round(settings.check_budget()), "gpu_share": settings.gpu_share(),
+            "containment": containment.support().describe()}
