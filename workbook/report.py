@@ -285,6 +285,8 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
     if dev.cases:
         console.print(indented(t("report.tolerance", atol=f"{part.atol:g}", rtol=f"{part.rtol:g}"), style="dim"))
         console.print(cases_table(dev))
+        if any(c.stopped for c in dev.cases):
+            console.print(indented(t("report.cases_stopped"), style="dim"))
         render_checks(console, dev)
     if dev.findings:
         render_findings(console, dev)
@@ -394,6 +396,10 @@ def cases_table(dev: DeviceResult) -> Table:
     table.add_column(t("report.col.max_rel"), justify="right", no_wrap=True)
     table.add_column(t("report.col.mismatches"), justify="right", no_wrap=True)
     for case in dev.cases:
+        if case.stopped:  # it ran, and stopped at the finding listed below the table
+            table.add_row(case_name(case), Text("✘ " + t("report.case_stopped"), style=STYLE[Status.FAIL]), "—",
+                          "", "", "")
+            continue
         if not case.ran:
             table.add_row(case_name(case), badge(Status.NOT_RUN), "—", "", "", "")
             continue

@@ -144,7 +144,8 @@ class CaseResult:
     order_dependent: bool = False  # the simulator's forward and reverse orders disagreed
     passed: bool = False
     label: dict[str, str] = field(default_factory=dict)  # the case's name per language
-    ran: bool = True  # False: the run stopped before this case
+    ran: bool = True  # False: no outputs came back (the run stopped before or inside this case)
+    stopped: bool = False  # it ran, and the simulator stopped it at a finding that names it
     picture: Picture | None = None
 
 
