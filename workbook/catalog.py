@@ -241,6 +241,17 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class SourceNumbers:
+    """Numbers a puzzle's text fixes, read from the learner's file where nothing here can run it
+    (workbook/sourcenumbers.py): `code` with {NAME} where each number goes, the text's values."""
+
+    code: str
+    expect: dict[str, int]
+    what: dict[str, str]
+    file: str = ""  # one of the learner's files; "" for any
+
+
+@dataclass(frozen=True)
 class Puzzle:
     id: str
     kind: str  # "kernel" or "op"
@@ -264,6 +275,7 @@ class Puzzle:
     repeats: int = 3  # GPU runs per case; results that differ mean a race
     # A debugging puzzle hands out working-looking code with a bug: its skeleton runs as it is.
     skeleton_runs: bool = False
+    source_numbers: tuple[SourceNumbers, ...] = ()
 
     def launch_names(self) -> dict[str, int]:
         """What a launch's sizes may name besides a case's parameters."""
@@ -725,7 +737,27 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
         gpu=GpuNeeds(gpu.get("vendor"), gpu.get("min_compute_capability")),
         repeats=int(data.get("repeats", 3)),
         skeleton_runs=bool(data.get("skeleton_runs", False)),
+        source_numbers=tuple(_source_numbers(raw, f"source_numbers[{i}]", edit)
+                             for i, raw in enumerate(data.get("source_numbers", []))),
     )
+
+
+def _source_numbers(raw: dict, where: str, edit: tuple[str, ...]) -> SourceNumbers:
+    code = _require(raw, "code", str, where)
+    expect = _require(raw, "expect", dict, where)
+    slots = re.findall(r"\{([A-Za-z_]\w*)\}", code)
+    if not slots or set(slots) != set(expect) or len(slots) != len(set(slots)):
+        raise ManifestError(f"{where}: the names in code ({', '.join(slots) or 'none'}) and in expect must be the same")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in expect.values()):
+        raise ManifestError(f"{where}: expect gives whole numbers")
+    file = raw.get("file", "")
+    if file and file not in edit:
+        raise ManifestError(f"{where}: file '{file}' is not one of the learner's files")
+    what = raw.get("what", {})
+    if not isinstance(what, dict) or not {"en", "ko"} <= set(what):
+        raise ManifestError(f"{where}: say what the numbers are: what.en = \"...\" and what.ko = \"...\"")
+    return SourceNumbers(code, {str(k): int(v) for k, v in expect.items()}, {str(k): str(v) for k, v in what.items()},
+                         file)
 
 
 CHOICE = r"^comptime\s+{name}\s*(?::\s*Int\s*)?=\s*(\d+)\s*(?:#.*)?$"

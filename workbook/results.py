@@ -265,6 +265,32 @@ class PartResult:
 
 
 @dataclass
+class Number:
+    """A number in the learner's code: as written, worked out (None: it could not be), and the
+    number the puzzle's text gives for it (workbook/sourcenumbers.py)."""
+
+    name: str
+    written: str
+    value: int | None
+    expected: int
+
+    @property
+    def agrees(self) -> bool | None:
+        return None if self.value is None else self.value == self.expected
+
+
+@dataclass
+class SourceNumber:
+    """A place in the learner's file where the text fixes numbers (line 0: not found there)."""
+
+    file: str
+    line: int
+    source: str
+    what: dict[str, str]  # what the numbers are, per language
+    numbers: list[Number] = field(default_factory=list)
+
+
+@dataclass
 class PuzzleResult:
     id: str
     title: str
@@ -283,6 +309,8 @@ class PuzzleResult:
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (build.host, run.sim, ...)
     cpu: dict[str, float] = field(default_factory=dict)  # CPU-seconds per program run (mojo build, launcher, ...)
     budget_spent: Msg | None = None  # the check's total budget ran out: what was left was not run
+    # Nothing here judged the code (`compiled`): the numbers its text fixes, read from the source.
+    source_numbers: list[SourceNumber] = field(default_factory=list)
 
     def device_statuses(self) -> dict[str, Status]:
         """Per device over all parts and stages: its worst status ("cpu", "gpu", "sim")."""
