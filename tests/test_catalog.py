@@ -32,10 +32,38 @@ def test_ids_are_resolved(root, typed, expected):
 
 def test_unknown_id_suggests_the_closest(root):
     with pytest.raises(catalog.CatalogError) as caught:
-        catalog.resolve_id("p20")  # upstream's p20 is left out (it needs torch)
+        catalog.resolve_id("p37")
     close = caught.value.msg.values["close"].split(", ")
     assert caught.value.msg.key == "catalog.unknown_puzzle_close" and close
     assert set(close) <= set(catalog.puzzle_ids())
+
+
+@pytest.mark.parametrize("typed", ["p20", "20", "P20"])
+def test_an_id_the_course_leaves_out_says_why(root, typed):
+    """Upstream's p20 calls its op from PyTorch, which is not in this stack: said, in both
+    languages, with where its op is here, never the nearest ids as if it were a typo."""
+    with pytest.raises(catalog.CatalogError) as caught:
+        catalog.resolve_id(typed)
+    assert caught.value.msg.key == "catalog.left_out"
+    assert "PyTorch" in caught.value.msg.text("en") and "p17" in caught.value.msg.text("en")
+    assert "PyTorch" in caught.value.msg.text("ko") and "p20은 이 과정에 없습니다" in caught.value.msg.text("ko")
+
+
+@pytest.mark.parametrize("typed,expected", [("softmax", "p18"), ("Softmax", "p18"), ("소프트맥스", "p18"),
+                                            ("attention", "p19"), ("bank conflicts", "p32"), ("뱅크 충돌", "p32"),
+                                            ("tma", "p36"), ("embedding", "p21")])
+def test_a_name_or_words_of_a_title_find_the_puzzle(root, typed, expected):
+    assert catalog.resolve_id(typed) == (expected, None)
+
+
+def test_words_that_several_titles_hold_name_them_all(root):
+    with pytest.raises(catalog.CatalogError) as caught:
+        catalog.resolve_id("warp")
+    found = caught.value.msg.values["found"]
+    assert caught.value.msg.key == "catalog.name_several" and "p24" in found and "p25" in found
+    with pytest.raises(catalog.CatalogError) as caught:
+        catalog.resolve_id("zz")  # too short to be a name: the usual message
+    assert caught.value.msg.key == "catalog.unknown_puzzle"
 
 
 def test_a_path_where_an_id_belongs_is_explained(root):
