@@ -84,7 +84,8 @@ def test_a_hint_with_code_is_announced_before_it_is_shown(root, capsys, lang, mo
     from test_cli import invoke
 
     monkeypatch.setenv("COLUMNS", "80")
-    says = {"en": ("The next hint shows code from the answer.", "This hint shows code from the answer.", "where to look"),
+    says = {"en": ("The next hint shows code from the answer.", "This hint shows code from the answer.",
+                   "where to look"),
             "ko": ("다음 힌트는 정답의 코드를 보여 줍니다.", "이 힌트는 정답의 코드를 보여 줍니다.", "볼 곳")}[lang]
     screens = [invoke(capsys, "--lang", lang, "hint", "p01")[1] for _ in range(3)]
     assert says[0] not in screens[0] and says[0] in " ".join(screens[1].split()) and says[2] in screens[1]
