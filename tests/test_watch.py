@@ -244,7 +244,7 @@ def test_watch_command_rejects_an_unknown_id(root):
     from workbook.cli import main
 
     with pytest.raises(SystemExit) as exited:
-        main(["watch", "p20"])  # upstream's p20 is left out (it needs torch)
+        main(["watch", "p37"])
     assert exited.value.code == 2
 
 

@@ -170,14 +170,14 @@ def sources(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes] | N
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content, encoding="utf-8")
         if problem:
-            (staging / "sim-unsupported.txt").write_text(f"{problem[0].line}\n{problem[0].what}")
+            (staging / "sim-unsupported.txt").write_text(f"{problem[0].line}\n{problem[0].file}\n{problem[0].what}")
 
     _materialize(folder, write, lambda f: _holds(f, "src", contents))
     found = None
     marker = folder / "sim-unsupported.txt"
     if marker.exists():
-        line, _, what = marker.read_text().partition("\n")
-        found = simimports.Unsupported(int(line), what)
+        line, file, what = (marker.read_text().split("\n", 2) + ["", ""])[:3]
+        found = simimports.Unsupported(int(line), what, file)
     return Sources(puzzle, folder, digest, files, found)
 
 
@@ -186,7 +186,7 @@ def _sim_text(text: str, name: str, problem: list) -> str:
         return simimports.rewrite(text)
     except simimports.Unsupported as exc:
         if not problem:
-            exc.what = f"{name}, {exc}"
+            exc.file = name
             problem.append(exc)
         return text
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import settings
-from .i18n import WorkbookError
+from .i18n import WorkbookError, pick
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -259,6 +259,17 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class SourceNumbers:
+    """Numbers a puzzle's text fixes, read from the learner's file where nothing here can run it
+    (workbook/sourcenumbers.py): `code` with {NAME} where each number goes, the text's values."""
+
+    code: str
+    expect: dict[str, int]
+    what: dict[str, str]
+    file: str = ""  # one of the learner's files; "" for any
+
+
+@dataclass(frozen=True)
 class Puzzle:
     id: str
     kind: str  # "kernel" or "op"
@@ -287,6 +298,7 @@ class Puzzle:
     # elsewhere that this puzzle's solution needs.
     grade_imports: tuple[str, ...] = ()
     grade_allow: tuple[str, ...] = ()
+    source_numbers: tuple[SourceNumbers, ...] = ()
 
     def launch_names(self) -> dict[str, int]:
         """What a launch's sizes may name besides a case's parameters."""
@@ -358,11 +370,50 @@ def chapters(base: Path | None = None) -> dict[int, Chapter]:
     return {int(c["number"]): Chapter(int(c["number"]), dict(c["title"])) for c in data.get("chapters", [])}
 
 
+def left_out(base: Path | None = None) -> dict[str, dict[str, str]]:
+    """Ids of the upstream course this one leaves out (chapters.toml's [[left_out]]): id -> why."""
+    path = (base or root()) / "puzzles" / "chapters.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+    return {str(x["id"]): dict(x.get("why", {})) for x in data.get("left_out", []) if isinstance(x, dict) and "id" in x}
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[\s_\-:,.()/·]+", text.casefold()) if w]
+
+
+def by_name(text: str, base: Path | None = None) -> list[Puzzle]:
+    """The puzzles a name or words find ("softmax", "prefix sum", "소프트맥스"): each word the
+    start of a word of the title (either language; "conflict" finds "conflicts", "소프트맥스"
+    finds "소프트맥스로"); where no title has them all, of a part's title or id or an op's name.
+    Too short a query finds nothing (a letter starts some word of every title)."""
+    wanted = _words(text)
+    if not wanted or sum(len(w) for w in wanted) < 3:
+        return []
+    in_title, elsewhere = [], []
+    for pid in puzzle_ids(base):
+        try:
+            puzzle = load(pid, base)
+        except CatalogError:
+            continue  # a broken manifest is reported where it is used, not here
+        title = _words(" ".join(puzzle.title.values()))
+        more = title + _words(" ".join([*(v for p in puzzle.parts for v in p.title.values()),
+                                        *(p.id for p in puzzle.parts), *puzzle.ops]))
+        if all(any(word.startswith(w) for word in title) for w in wanted):
+            in_title.append(puzzle)
+        elif all(any(word.startswith(w) for word in more) for w in wanted):
+            elsewhere.append(puzzle)
+    return in_title or elsewhere
+
+
 def resolve_id(text: str, base: Path | None = None) -> tuple[str, str | None]:
-    """Turn what the user typed ("p18", "18", "P18", "p27.broadcast") into (id, part).
+    """Turn what the user typed ("p18", "18", "P18", "p27.broadcast", or a name such as
+    "softmax") into (id, part).
 
     Raises CatalogError with the closest ids for anything else, including a path
-    typed where an id belongs."""
+    typed where an id belongs, and says why an id the course leaves out is not here."""
     raw = text.strip()
     if len(raw) > MAX_ID or not raw.isprintable():  # a pasted paragraph, a 5000-digit number
         raise CatalogError("catalog.unknown_puzzle", raw=(raw[:MAX_ID] + "…") if len(raw) > MAX_ID else raw)
@@ -377,6 +428,15 @@ def resolve_id(text: str, base: Path | None = None) -> tuple[str, str | None]:
     number = pid[1:] if ID_PATTERN.match(pid) else pid
     if number.isdigit():  # "1", "p1", "p01" all name p01
         pid = next((c for c in (f"p{int(number):02d}", f"p{int(number)}") if c in known), f"p{int(number)}")
+    if pid not in known and pid in left_out(base):
+        raise CatalogError("catalog.left_out", id=pid, why=left_out(base)[pid])
+    if pid not in known and not ID_PATTERN.match(pid) and not number.isdigit():
+        named = by_name(raw, base)
+        if len(named) == 1:
+            return named[0].id, None
+        if named:
+            raise CatalogError("catalog.name_several", raw=raw, found=", ".join(
+                f"{p.id} ({pick(p.title)})" for p in named[:6]) + (" …" if len(named) > 6 else ""))
     if pid not in known:
         close = difflib.get_close_matches(pid, known, n=3, cutoff=0.5)
         if not close and ID_PATTERN.match(pid):  # p19 -> nearest numbers
@@ -783,6 +843,8 @@ def _from_dict(data: dict, folder: Path, solution_dir: Path) -> Puzzle:
         skeleton_runs=bool(data.get("skeleton_runs", False)),
         grade_imports=grade_imports,
         grade_allow=grade_allow,
+        source_numbers=tuple(_source_numbers(raw, f"source_numbers[{i}]", edit)
+                             for i, raw in enumerate(data.get("source_numbers", []))),
     )
 
 
@@ -803,6 +865,24 @@ def _grade(raw) -> tuple[tuple[str, ...], tuple[str, ...]]:
             raise ManifestError(f"grade.{key} must be a list of {'module names' if key == 'imports' else 'names'}")
         found.append(tuple(values))
     return found[0], found[1]
+
+
+def _source_numbers(raw: dict, where: str, edit: tuple[str, ...]) -> SourceNumbers:
+    code = _require(raw, "code", str, where)
+    expect = _require(raw, "expect", dict, where)
+    slots = re.findall(r"\{([A-Za-z_]\w*)\}", code)
+    if not slots or set(slots) != set(expect) or len(slots) != len(set(slots)):
+        raise ManifestError(f"{where}: the names in code ({', '.join(slots) or 'none'}) and in expect must be the same")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in expect.values()):
+        raise ManifestError(f"{where}: expect gives whole numbers")
+    file = raw.get("file", "")
+    if file and file not in edit:
+        raise ManifestError(f"{where}: file '{file}' is not one of the learner's files")
+    what = raw.get("what", {})
+    if not isinstance(what, dict) or not {"en", "ko"} <= set(what):
+        raise ManifestError(f"{where}: say what the numbers are: what.en = \"...\" and what.ko = \"...\"")
+    return SourceNumbers(code, {str(k): int(v) for k, v in expect.items()}, {str(k): str(v) for k, v in what.items()},
+                         file)
 
 
 CHOICE = r"^comptime\s+{name}\s*(?::\s*Int\s*)?=\s*(\d+)\s*(?:#.*)?$"

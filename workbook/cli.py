@@ -64,7 +64,7 @@ app.add_typer(author_app, name="author")
 PUZZLE = typer.Argument(..., help=t("help.arg.puzzle"), show_default=False)
 PUZZLE_OPTIONAL = typer.Argument(None, help=t("help.arg.puzzle_optional"), show_default=False)
 PUZZLES = typer.Argument(None, help=t("help.arg.puzzles"), show_default=False)
-PART = typer.Option(None, "--part", help=t("help.opt.part"))
+PART = typer.Option(None, "--part", help=t("help.opt.part"), metavar="help.value.part")  # a key (helpview)
 SOLUTIONS = typer.Option(False, "--solutions", help=t("help.opt.solutions"))
 JSON = typer.Option(False, "--json", help=t("help.opt.json"))
 SEED = typer.Option(None, "--seed", help=t("help.opt.seed"), min=0, max=2**63 - 1)
@@ -191,7 +191,8 @@ def restore(backup: str = typer.Argument(..., help=t("help.arg.backup"), show_de
 
 @app.command(cls=HelpCommand, help=t("help.grade"))
 def grade(submissions: list[str] | None = typer.Argument(None, help=t("help.arg.submissions"), show_default=False),
-          puzzle: list[str] | None = typer.Option(None, "--puzzle", "-p", help=t("help.opt.grade_puzzle")),
+          puzzle: list[str] | None = typer.Option(None, "--puzzle", "-p", help=t("help.opt.grade_puzzle"),
+                                                     metavar="help.value.puzzle"),
           unsandboxed: bool = typer.Option(False, "--unsandboxed", help=t("help.opt.unsandboxed")),
           seed: int | None = SEED, device: list[str] | None = DEVICE, as_json: bool = JSON) -> None:
     from .commands import grade as command

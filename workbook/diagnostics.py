@@ -4,7 +4,8 @@ The Mojo compiler prints `file:line:col: error: message`, followed by notes
 that often reach deep into the standard library. A learner needs the first
 errors in their own files, with the source lines around them. For the few
 errors every beginner meets (an Int accumulator, a name without `var`, a
-Float64 among Float32 tensors, a constant without `comptime`) the compiler
+Float64 among Float32 tensors, a constant without `comptime`, a comptime assert
+that fails: its message is the puzzle's, in the learner's language) the compiler
 points at the symptom, the `+=` rather than the `var total = 0`; `explain`
 adds a sentence in the learner's language that names the line that caused it.
 """
@@ -120,6 +121,7 @@ IMPLICIT = re.compile(r"implicit declaration of '(?P<name>\w+)' is not allowed")
 AT_FILE_SCOPE = ("global variables are not supported", "must not appear at file scope")
 TOP_NAME = re.compile(r"^\s*(?:var\s+)?(?P<name>[A-Za-z_]\w*)\s*(?::[^=]*)?=")
 AKA = re.compile(r"is aka '(?P<type>\w+)'|from '(?P<from>Float16|Float32|BFloat16)'")
+CONSTRAINT = re.compile(r"constraint failed: (?P<why>.+)$")
 
 
 def explain(diag: Diagnostic, path: Path, notes: list[str] | None = None) -> Msg | None:
@@ -130,6 +132,9 @@ def explain(diag: Diagnostic, path: Path, notes: list[str] | None = None) -> Msg
         return None
     code = lines[diag.line - 1] if 0 < diag.line <= len(lines) else ""
     said = " ".join([diag.message, *(notes or []), *diag.notes])
+    failed = next((m for text in [diag.message, *(notes or []), *diag.notes] if (m := CONSTRAINT.search(text))), None)
+    if failed and "assert" in code:  # the assert's own message (in the learner's language), said as the cause
+        return msg("diag.assert_failed", line=diag.line, why=failed["why"].strip())
     found = IMPLICIT.search(diag.message)
     if found:
         return msg("diag.needs_var", name=found["name"], line=diag.line)

@@ -130,7 +130,11 @@ def check_puzzle(puzzle: Puzzle, options: Options | None = None, events: Events 
     """Check one puzzle. `children` lets a caller cancel the run from another thread."""
     owned = Children() if children is None else children
     try:
-        return Check(puzzle, options or Options(), events, owned).run()
+        result = Check(puzzle, options or Options(), events, owned).run()
+        from . import sourcenumbers
+
+        sourcenumbers.attach(result, puzzle, (options or Options()).solutions)  # code nothing here judged
+        return result
     finally:
         if children is None:
             owned.kill_all()

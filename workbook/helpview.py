@@ -73,10 +73,28 @@ def _table(*columns: dict) -> Table:
     return table
 
 
+# Typer's and Click's words for a value's type (they differ by version), English in every
+# language: each said in the learner's.
+VALUE_WORDS = {"int": "help.value.int", "integer": "help.value.int", "int range": "help.value.int",
+               "integer range": "help.value.int", "float": "help.value.number", "float range": "help.value.number",
+               "str": "help.value.text", "text": "help.value.text", "list": "help.value.text",
+               "list[str]": "help.value.text", "list[int]": "help.value.int",
+               "path": "help.value.path", "file": "help.value.path", "directory": "help.value.path"}
+
+
 def _value_of(param, ctx) -> str:
-    """How an option's value is shown: Typer's words where it has them (0.29 on), else
-    Click's metavar (Typer 0.27 has no display_type_rich: --help crashed there), else
-    the type's name."""
+    """How an option's value is shown: the metavar the option names (cpu|gpu|sim), else a
+    word for its type in the learner's language ("<int range>" and "<str>" are English)."""
+    if getattr(param, "metavar", None):  # a message key (cli.py's PART), or words of no language (cpu|gpu|sim)
+        return t(param.metavar) if param.metavar.startswith("help.value.") else param.metavar
+    shown = _typer_value(param, ctx)
+    word = VALUE_WORDS.get(shown.strip("<>[]. ").lower())
+    return t(word) if word else shown
+
+
+def _typer_value(param, ctx) -> str:
+    """Typer's words where it has them (0.29 on), else Click's metavar (Typer 0.27 has no
+    display_type_rich: --help crashed there), else the type's name."""
     for way in ("display_type_rich", "make_metavar"):
         shown = getattr(param, way, None)
         if shown is not None:

@@ -50,8 +50,10 @@ def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, order
         case = check.cases[part.id][n]
         got = raw.outputs.get(index)
         if got is None or len(got) < repeats:
+            # No outputs: never reached, or stopped inside by a fault the simulator named (it ran).
+            stopped = any(f.get("case", -1) == index for f in raw.findings)
             dev.cases.append(CaseResult(case["name"], case["params"], [], [], passed=False,
-                                        label=case.get("label", {}), ran=False))
+                                        label=case.get("label", {}), ran=False, stopped=stopped))
             continue
         inv = (lambda c, outs, p=part.id: check.invariants(c, outs, p)) if check.invariants else None
         dev.cases.append(compare.check_case(case, part, got, check.expected[part.id][n], inv, orders))

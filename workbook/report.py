@@ -102,8 +102,10 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         console.print(Text(say(result.budget_spent), style="bold yellow"))
     if result.diagnostics or result.compiler_output:
         render_diagnostics(console, result)
+    common = shared_lines(result)
     for part in result.parts:
-        render_part(console, result, part)
+        render_part(console, result, part, common)
+    render_shared(console, result, common)
     render_speed(console, result)
     timing = t("report.total_time", seconds=f"{result.seconds:.1f}")
     if result.first_verdict is not None and result.first_verdict < result.seconds - 0.5:
@@ -111,6 +113,8 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
     console.print(Text(timing, style="dim"))
     if result.quick:
         console.print(Text(t("report.quick"), style="dim"))
+    for line in closing(result):
+        console.print(line)
 
 
 def header(result: PuzzleResult, title: str) -> Panel:
@@ -169,15 +173,67 @@ def source_excerpt(diag) -> Table:
     return table
 
 
-def render_part(console: Console, result: PuzzleResult, part: PartResult) -> None:
+QUIET = (Status.NOT_RUN, Status.SKIPPED, Status.COMPILED)  # a device line that is only a status and why
+
+
+def _quiet_key(dev: DeviceResult) -> tuple | None:
+    """What a device line that is only a status and its reason says; None for one with more."""
+    if dev.status not in QUIET or dev.device in ("ptx", "occupancy") or dev.findings:
+        return None
+    return dev.status, tuple(m.text() for m in dev.reasons)
+
+
+def shared_lines(result: PuzzleResult) -> set[tuple[str, str]]:
+    """The (stage, device) lines every part shows alike, only a status and its reason (the
+    GPU "compiled, no GPU here" in each of p30's five parts, or every device "not run" after
+    a compile error): said once after the parts, not once per part, so the report's end is
+    what matters and not the same two lines again and again."""
+    if len(result.parts) < 2:
+        return set()
+    found = set()
+    first = result.parts[0]
+    for stage, devices in (("kernels", first.kernels), ("graph", first.graph)):
+        for name, dev in devices.items():
+            key = _quiet_key(dev)
+            if key is None:
+                continue
+            if all(name in (p.kernels if stage == "kernels" else p.graph)
+                   and _quiet_key((p.kernels if stage == "kernels" else p.graph)[name]) == key
+                   for p in result.parts):
+                found.add((stage, name))
+    return found
+
+
+def render_shared(console: Console, result: PuzzleResult, common: set[tuple[str, str]]) -> None:
+    first = result.parts[0] if result.parts else None
+    if first is None or not common:
+        return
+    shown = False
+    for stage, devices in (("kernels", first.kernels), ("graph", first.graph)):
+        for name in sorted(devices, key=lambda d: DEVICE_ORDER.index(d) if d in DEVICE_ORDER else 9):
+            if (stage, name) not in common:
+                continue
+            if not shown:
+                console.rule(Text(t("report.every_part", parts=", ".join(p.id for p in result.parts))), align="left")
+                shown = True
+            render_device(console, first, devices[name], stage)
+
+
+def render_part(console: Console, result: PuzzleResult, part: PartResult,
+                common: set[tuple[str, str]] | None = None) -> None:
+    common = common or set()
+    kernels = [d for d in part.kernels if ("kernels", d) not in common]
+    graph = [d for d in part.graph if ("graph", d) not in common]
+    if not kernels and not graph:
+        return  # everything it would say is said once for every part
     if len(result.parts) > 1:
         console.rule(Text.assemble(t("report.part") + f" {part.id}  ", badge(part.status)), align="left")
-    for name in sorted(part.kernels, key=lambda d: DEVICE_ORDER.index(d) if d in DEVICE_ORDER else 9):
+    for name in sorted(kernels, key=lambda d: DEVICE_ORDER.index(d) if d in DEVICE_ORDER else 9):
         render_device(console, part, part.kernels[name], "kernels")
-    if part.graph:
+    if graph:
         console.print(Text(t("report.graph_stage"), style="bold"))
-        for dev in part.graph.values():
-            render_device(console, part, dev, "graph")
+        for name in graph:
+            render_device(console, part, part.graph[name], "graph")
 
 
 def _precision(precision: str) -> str:
@@ -202,10 +258,13 @@ def render_speed(console: Console, result: PuzzleResult) -> None:
     judged = any(p.speed.max_ratio_to_solution for p in timed)
     console.print(Text(t("speed.title_judged" if judged else "speed.title"), style="bold"))
     measured = [p for p in timed if p.speed.measured]
+    unmeasured: dict[str, list[str]] = {}  # a reason, said once for the parts it holds for
     for part in timed:
         if not part.speed.measured:
-            label = f"{t('report.part')} {part.id}: " if len(result.parts) > 1 else ""
-            console.print(indented(label + say(part.speed.reason), style="dim"))
+            unmeasured.setdefault(say(part.speed.reason), []).append(part.id)
+    for reason, ids in unmeasured.items():
+        label = f"{t('report.part')} {', '.join(ids)}: " if len(result.parts) > 1 else ""
+        console.print(indented(label + reason, style="dim"))
     if measured:
         several = len(measured) > 1
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
@@ -246,7 +305,7 @@ def render_speed(console: Console, result: PuzzleResult) -> None:
             console.print(indented(t("speed.peak", gpu=first.gpu, source=first.peak_source), style="dim"))
         else:
             console.print(indented(t("speed.peak_unknown", gpu=first.gpu), style="dim"))
-    console.print(indented(say(timed[0].speed.method), style="dim"))
+        console.print(indented(say(timed[0].speed.method), style="dim"))  # how, where something was measured
 
 
 def device_line(dev: DeviceResult, stage: str) -> Text:
@@ -285,6 +344,8 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
     if dev.cases:
         console.print(indented(t("report.tolerance", atol=f"{part.atol:g}", rtol=f"{part.rtol:g}"), style="dim"))
         console.print(cases_table(dev))
+        if any(c.stopped for c in dev.cases):
+            console.print(indented(t("report.cases_stopped"), style="dim"))
         render_checks(console, dev)
     if dev.findings:
         render_findings(console, dev)
@@ -394,6 +455,10 @@ def cases_table(dev: DeviceResult) -> Table:
     table.add_column(t("report.col.max_rel"), justify="right", no_wrap=True)
     table.add_column(t("report.col.mismatches"), justify="right", no_wrap=True)
     for case in dev.cases:
+        if case.stopped:  # it ran, and stopped at the finding listed below the table
+            table.add_row(case_name(case), Text("✘ " + t("report.case_stopped"), style=STYLE[Status.FAIL]), "—",
+                          "", "", "")
+            continue
         if not case.ran:
             table.add_row(case_name(case), badge(Status.NOT_RUN), "—", "", "", "")
             continue
@@ -705,6 +770,102 @@ def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] |
         text.append("  " + " ".join(notes) + "\n", style="dim")
     text.rstrip()
     return text
+
+
+# ---------------------------------------------------------------------------
+# The report's last lines: the verdict, and the first thing to fix
+# ---------------------------------------------------------------------------
+
+
+def closing(result: PuzzleResult) -> list[RenderableType]:
+    """What a report ends with, so that the last screen of an 80 x 24 terminal, which has
+    scrolled past the header, still says how it went and where to start: the verdict again,
+    then the first thing to fix (the first compile error, the first finding with its line,
+    the first wrong case and element, or why a device stopped)."""
+    if result.status == Status.NOT_STARTED:
+        return []
+    shown: list[RenderableType] = [Text.assemble((t("report.verdict") + " ", "bold"), badge(result.status))]
+    if result.status == Status.COMPILED:
+        return shown + not_judged(result)
+    fix = first_fix(result)
+    if fix:
+        shown.append(Text(t("report.fix_first"), style="bold"))
+        shown += fix
+    return shown
+
+
+def not_judged(result: PuzzleResult) -> list[RenderableType]:
+    """Code that compiled and that nothing here could run: said plainly (right and wrong code get
+    the same), then what could still be checked: that it compiles, and the numbers the text fixes
+    (workbook/sourcenumbers.py), each beside the text's."""
+    shown: list[RenderableType] = [indented(Text(t("report.not_judged"), style="bold yellow"))]
+    if not result.source_numbers:
+        return shown
+    shown.append(Text(t("report.numbers_title"), style="bold"))
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(Text("✔", style="green"), t("report.numbers_compiles"))
+    for place in result.source_numbers:
+        agree = [n.agrees for n in place.numbers]
+        glyph, style = ("✘", "red") if False in agree else ("?", "yellow") if None in agree else ("✔", "green")
+        if not place.line:
+            grid.add_row(Text("?", style="yellow"), t("report.numbers_missing", what=pick(place.what),
+                                                          code=place.source))
+            continue
+        said = " · ".join(
+            t("report.number_agrees", name=n.name, value=n.value) if n.agrees else
+            t("report.number_differs", name=n.name, value=n.value, expected=n.expected) if n.agrees is False else
+            t("report.number_unread", name=n.name, written=n.written, expected=n.expected)
+            for n in place.numbers)
+        grid.add_row(Text(glyph, style=style), Text.assemble((f"{place.file}:{place.line} ", "bold"),
+                                                             pick(place.what) + ": ", (said, style)))
+    shown.append(Padding(grid, (0, 0, 0, 2)))
+    shown.append(indented(t("report.numbers_not_verdict"), style="dim"))
+    return shown
+
+
+def _diagnostic_row(diag: Diagnostic) -> Table:
+    where = Table.grid(padding=(0, 1))
+    where.add_column(no_wrap=True)
+    where.add_column(ratio=1, overflow="fold")
+    where.add_row(Text(f"{diag.file}:{diag.line}:{diag.column}:", style="bold"), Text(diag.message, style="red"))
+    return where
+
+
+def first_fix(result: PuzzleResult) -> list[RenderableType]:
+    """The one thing to look at first, most certain first; empty when nothing failed."""
+    if result.problem:
+        return [indented(Text(say(result.problem), style="red"))]
+    if result.diagnostics:
+        diag = result.diagnostics[0]
+        shown: list[RenderableType] = [Padding(_diagnostic_row(diag), (0, 0, 0, 2))]
+        for extra in (diag.explanation, diag.hint):
+            if extra:
+                shown.append(indented(Text("→ " + say(extra), style="yellow"), 4))
+        return shown
+    if result.compiler_output:
+        return [indented(Text("\n".join(result.compiler_output.splitlines()[-3:]), style="red"))]
+    devices = [d for part in result.parts for d in part.all_devices()]
+    finding = next((f for d in devices for f in d.findings or []), None)
+    if finding is not None:
+        return [finding_line(finding, {c.name: case_name(c) for d in devices for c in d.cases})]
+    failing = next(((d, c) for d in devices for c in d.cases if c.ran and not c.passed), None)
+    if failing is not None:
+        case = failing[1]
+        checks = [indented(f"✘ {case_name(case)}: {pick(label)} ({pick(detail)})", style="red")
+                  for label, ok, detail in case.invariants if not ok][:1]  # the puzzle's own words first
+        return checks + first_wrong(*failing)
+    broken = next((d for d in devices if d.status in (Status.FAIL, Status.CRASH, Status.TIMEOUT,
+                                                          Status.COMPILE_ERROR) and d.reasons), None)
+    if broken is not None:
+        return [indented(Text(f"{device_label(broken.device)}: {reasons(broken)}", style="red"))]
+    slow = next((p for p in result.parts if p.speed is not None and p.speed.too_slow), None)
+    if slow is not None:
+        return [indented(t("speed.against_solution", part=slow.id, ratio=f"{slow.speed.ratio_to_solution:.2f}",
+                           limit=f"{slow.speed.max_ratio_to_solution:g}",
+                           solution=f"{slow.speed.solution_median_us:.1f}"), style="red")]
+    return []
 
 
 # ---------------------------------------------------------------------------

@@ -144,7 +144,8 @@ class CaseResult:
     order_dependent: bool = False  # the simulator's forward and reverse orders disagreed
     passed: bool = False
     label: dict[str, str] = field(default_factory=dict)  # the case's name per language
-    ran: bool = True  # False: the run stopped before this case
+    ran: bool = True  # False: no outputs came back (the run stopped before or inside this case)
+    stopped: bool = False  # it ran, and the simulator stopped it at a finding that names it
     picture: Picture | None = None
 
 
@@ -266,6 +267,32 @@ class PartResult:
 
 
 @dataclass
+class Number:
+    """A number in the learner's code: as written, worked out (None: it could not be), and the
+    number the puzzle's text gives for it (workbook/sourcenumbers.py)."""
+
+    name: str
+    written: str
+    value: int | None
+    expected: int
+
+    @property
+    def agrees(self) -> bool | None:
+        return None if self.value is None else self.value == self.expected
+
+
+@dataclass
+class SourceNumber:
+    """A place in the learner's file where the text fixes numbers (line 0: not found there)."""
+
+    file: str
+    line: int
+    source: str
+    what: dict[str, str]  # what the numbers are, per language
+    numbers: list[Number] = field(default_factory=list)
+
+
+@dataclass
 class PuzzleResult:
     id: str
     title: str
@@ -284,6 +311,8 @@ class PuzzleResult:
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage (build.host, run.sim, ...)
     cpu: dict[str, float] = field(default_factory=dict)  # CPU-seconds per program run (mojo build, launcher, ...)
     budget_spent: Msg | None = None  # the check's total budget ran out: what was left was not run
+    # Nothing here judged the code (`compiled`): the numbers its text fixes, read from the source.
+    source_numbers: list[SourceNumber] = field(default_factory=list)
 
     def device_statuses(self) -> dict[str, Status]:
         """Per device over all parts and stages: its worst status ("cpu", "gpu", "sim")."""

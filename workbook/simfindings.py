@@ -111,12 +111,14 @@ def merge(findings: list[Finding]) -> list[Finding]:
     in one thread order, the write after the read in the other) is one race, a read of
     unwritten memory that a race explains is that race, a race between a read before an
     async copy's wait and that copy landing is the early read, and what every case shows is
-    told once (with the first case that showed it)."""
+    told once (with the first case that showed it, and the number of cases: one case may
+    report the same line from several sites, buffers or thread orders, and that is one case)."""
     races = [f for f in findings if f.kind in RACES]
     early = {(f.case, f.file, tuple(sorted((f.line or 0, f.other_line or 0))))
              for f in findings if f.kind == "async_read_before_wait"}
     kept: list[Finding] = []
     seen: dict[tuple, Finding] = {}
+    cases: dict[tuple, set[str]] = {}  # a finding's count is its cases: one case reports a bug from many sites
     for f in findings:
         if f.kind in RACES and (f.case, f.file, tuple(sorted((f.line or 0, f.other_line or 0)))) in early:
             continue  # the copy landing after that early read: the same bug, told once
@@ -126,9 +128,11 @@ def merge(findings: list[Finding]) -> list[Finding]:
         lines = tuple(sorted((f.line or 0, f.other_line or 0))) if f.kind in RACES else (f.line, f.other_line)
         key = (f.kind, f.kernel, f.file, lines)
         if key in seen:
-            seen[key].count += 1
+            cases[key].add(f.case)
+            seen[key].count = len(cases[key])
             continue
         seen[key] = f
+        cases[key] = {f.case}
         kept.append(f)
     return kept
 

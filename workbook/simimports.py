@@ -67,10 +67,12 @@ IMPORT = re.compile(r"^\s*import\s+([\w.]+)")
 
 @dataclass
 class Unsupported(Exception):
-    """An import the simulator can't stand in for."""
+    """An import the simulator can't stand in for: its line, the import as Mojo spells it (code
+    reads the same in every language), and the file it is in once known."""
 
     line: int
     what: str
+    file: str = ""
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.what}"
@@ -94,7 +96,7 @@ def rewrite(source: str, sim_module: str = "wbsim") -> str:
         end, names = _statement(lines, i, rest)
         for name, _ in names:
             if (module, name) in REFUSED:
-                raise Unsupported(i + 1, f"{name} from {module}")
+                raise Unsupported(i + 1, f"from {module} import {name}")
         if module in PROVIDED or GPU_MODULE.match(module):
             out[i:end + 1] = _replace(indent, module, names, i + 1, sim_module, end - i + 1)
         i = end + 1
@@ -141,7 +143,7 @@ def _replace(indent: str, module: str, names: list[tuple[str, str]], line: int, 
         elif module in KEEP:
             kept.append(spelled)
         else:
-            raise Unsupported(line, f"{name} from {module}")
+            raise Unsupported(line, f"from {module} import {name}")
     statements = []
     if kept:
         statements.append(f"from {module} import {', '.join(kept)}")

@@ -28,7 +28,7 @@ from .commands.common import Context, learner_files
 from .commands.run import target_problem
 from .i18n import WorkbookError, pick, t
 from .processes import Cancelled, Children
-from .results import PASSING, PuzzleResult
+from .results import PASSING, PuzzleResult, Status
 
 SETTLE, SETTLE_TRIES = 0.1, 20  # a save is over when the files stay the same this long
 POLL = 0.3  # seconds between looks at the puzzle's files
@@ -169,6 +169,8 @@ class Watcher:
         if partial:
             after.append(Text(t("watch.sanitizers_next" if next_key == "phase.sanitizers_next" else "watch.graph_next"),
                               style="cyan"))
+        elif result.status == Status.COMPILED:  # nothing here judged it: not a pass (exit code 5)
+            after.append(Text(t("watch.not_judged", id=self.puzzle.id), style="bold yellow"))
         elif result.status in PASSING:
             following = self.following()
             after.append(Text(t("watch.passed_last", id=self.puzzle.id) if following is None else

@@ -1,7 +1,8 @@
 """A workspace of one's own: the learner's files apart from the workbook's installation.
 
 `workbook init DIR` writes DIR/puzzles/ (every puzzle's folder, the files the
-learner edits as skeletons in the learner's language) and DIR/.workbook/ (an
+learner edits as skeletons in the learner's language, and the files a puzzle
+gives with their comments in that language) and DIR/.workbook/ (an
 empty progress file, and workspace.json: the language, and what the workbook
 wrote there). Every command finds the workspace from the current folder
 upwards (settings.find_root). When a newer workbook runs in an old workspace,
@@ -120,7 +121,7 @@ def _bring(root: Path, record: dict) -> Update:
             if name not in learner:
                 rel = f"puzzles/{puzzle.id}/{name}"
                 wanted.add(rel)
-                _put(root, record, rel, path.read_bytes(), update, puzzle.id)
+                _put(root, record, rel, given(path, lang), update, puzzle.id)
         known = record["edits"].get(puzzle.id, [])
         for name, solution in zip(puzzle.edit, puzzle.solution_files()):
             target = root / "puzzles" / puzzle.id / name
@@ -143,6 +144,18 @@ def _bring(root: Path, record: dict) -> Update:
     record["workbook"] = __version__
     _write(root, record)
     return update
+
+
+def given(path: Path, lang: str) -> bytes:
+    """A file the puzzle gives (a graph, a package's __init__), with its comments in the
+    learner's language: it is read as the learner's own files are (workbook/skeleton.py)."""
+    data = path.read_bytes()
+    if path.suffix not in (".py", ".mojo"):
+        return data
+    try:
+        return skeleton.localize(data.decode("utf-8"), lang).encode("utf-8")
+    except (UnicodeDecodeError, skeleton.MarkerError):
+        return data
 
 
 def _put(root: Path, record: dict, rel: str, data: bytes, update: Update, puzzle_id: str | None) -> None:

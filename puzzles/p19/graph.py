@@ -1,10 +1,14 @@
-"""The graph for puzzle 19 (written for you: the puzzle is the transpose and the glue).
-
-One custom op, "attention", takes the query (1 x d), the keys and the values
-(seq x d each) and returns the output (1 x d). It also has three outputs the
-graph never returns: MAX allocates them, and the GPU steps use them as
-scratch (K transposed, the scores, the weights).
-"""
+# The graph for puzzle 19 (written for you: the puzzle is the transpose and the glue).
+#
+# One custom op, "attention", takes the query (1 x d), the keys and the values
+# (seq x d each) and returns the output (1 x d). It also has three outputs the
+# graph never returns: MAX allocates them, and the GPU steps use them as
+# scratch (K transposed, the scores, the weights).
+#ko 퍼즐 19의 그래프입니다(미리 써 두었습니다: 퍼즐은 전치와 그 사이를 잇는 코드입니다).
+#ko
+#ko 커스텀 연산 하나, "attention"이 쿼리(1 x d)와 키, 값(각각 seq x d)을 받아
+#ko 출력(1 x d)을 돌려줍니다. 그래프가 돌려주지 않는 출력도 셋 있습니다. MAX가
+#ko 메모리를 잡아 주고, GPU 단계들이 작업 공간으로 씁니다(전치한 K, 점수, 가중치).
 
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ from max.graph import DeviceRef, Graph, TensorType, ops
 
 
 def load(session: InferenceSession, device: Device, kernels: Path, *, seq: int, d: int) -> Model:
-    """Build the graph for one shape and load it on `device`."""
+    # Build the graph for one shape and load it on `device`.
+    #ko 모양 하나에 대한 그래프를 만들어 `device`에 올립니다.
     ref = DeviceRef.from_device(device)
 
     def tensor(*shape: int) -> TensorType:

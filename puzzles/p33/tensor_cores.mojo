@@ -69,7 +69,7 @@ comptime THREADS = (BM // WM) * (BN // WN) * WARP_SIZE
 def at_or_zero[rows: Int, cols: Int](
     x: TileTensor[mut=False, dtype, Matrix[rows, cols], ImmutAnyOrigin], row: Int, col: Int
 ) -> Scalar[dtype]:
-    """x[row, col], or 0 outside x: the zeros pad a last, partial tile, and add nothing."""
+    # x[row, col], or 0 outside x: the zeros pad a last, partial tile, and add nothing.
     if row < rows and col < cols:
         return x[row, col][0]
     return 0
@@ -123,9 +123,9 @@ def stage_tiles[m: Int, k: Int, n: Int](
     col0: Int,
     k0: Int,
 ):
-    """The block copies a[row0.., k0..] (BM x BK) and b[k0.., col0..] (BK x BN)
-    into its tiles, zeros past the ends; each thread copies 4 + 4 elements.
-    Every thread of the block must call it."""
+    # The block copies a[row0.., k0..] (BM x BK) and b[k0.., col0..] (BK x BN)
+    # into its tiles, zeros past the ends; each thread copies 4 + 4 elements.
+    # Every thread of the block must call it.
     var tid = thread_idx.x
     for i in range(tid, BM * BK, THREADS):
         a_tile[i // BK, i % BK] = at_or_zero(a, row0 + i // BK, k0 + i % BK)

@@ -41,7 +41,7 @@ def cluster_sum[size: Int, clusters: Int](
     partial: TileTensor[mut=True, dtype, Vector[clusters * CLUSTER], MutAnyOrigin],
     a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
 ):
-    """sums[c] = the sum of cluster c's CLUSTER * TPB elements of a (0 past the end)."""
+    # sums[c] = the sum of cluster c's CLUSTER * TPB elements of a (0 past the end).
     var t = thread_idx.x  # this thread's place in its block
     var i = block_idx.x * TPB + t  # this thread's element
     var v: Scalar[dtype] = a[i][0] if i < size else 0
@@ -72,8 +72,8 @@ def cluster_scan[size: Int, clusters: Int](
     partial: TileTensor[mut=True, dtype, Vector[clusters * CLUSTER], MutAnyOrigin],
     a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
 ):
-    """output[i] = a[f] + a[f + 1] + ... + a[i], where f is the first element of
-    i's cluster: a prefix sum that starts again at every cluster, in ONE launch."""
+    # output[i] = a[f] + a[f + 1] + ... + a[i], where f is the first element of
+    # i's cluster: a prefix sum that starts again at every cluster, in ONE launch.
     var t = thread_idx.x  # this thread's place in its block
     var i = block_idx.x * TPB + t  # this thread's element
     var v: Scalar[dtype] = a[i][0] if i < size else 0

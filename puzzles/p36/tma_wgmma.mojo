@@ -134,8 +134,8 @@ def matmul_tma_wgmma[m: Int, k: Int, n: Int](
     w: TileTensor[mut=False, bf16, Matrix[n, k], ImmutAnyOrigin],
     ctx: DeviceContext,
 ) raises:
-    """The host side, given: a TMA descriptor for each of a and w (their boxes
-    of BM x CORE and BN x CORE values), then one block per 64 x 64 tile."""
+    # The host side, given: a TMA descriptor for each of a and w (their boxes
+    # of BM x CORE and BN x CORE values), then one block per 64 x 64 tile.
     comptime assert m % BM == 0 and n % BN == 0 and k % BK == 0, "m, n: multiples of 64; k: of 16"
     var a_tma = create_tma_tile[BM, CORE](ctx, a.to_layout_tensor())
     var w_tma = create_tma_tile[BN, CORE](ctx, w.to_layout_tensor())

@@ -88,6 +88,7 @@ def conv1d_simple[size: Int](
     b: TileTensor[mut=False, dtype, Vector[CONV], ImmutAnyOrigin],
 ):
     comptime assert size <= TPB, "part simple runs one block: size <= TPB"
+    #ko= comptime assert size <= TPB, "파트 simple은 블록 하나로 돕니다: size <= TPB"
     var i = thread_idx.x  # one block: the thread's number is its element
     #ko 블록 하나뿐이니 스레드 번호가 곧 원소 번호
     var shared_a = stack_allocation[

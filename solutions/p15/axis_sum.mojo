@@ -59,6 +59,7 @@ def axis_sum[batch: Int, size: Int](
     a: TileTensor[mut=False, dtype, Matrix[batch, size], ImmutAnyOrigin],
 ):
     comptime assert size <= TPB, "a row must fit in one block"
+    #ko= comptime assert size <= TPB, "행 하나가 블록 하나에 들어가야 합니다"
     var row = block_idx.x
     var i = thread_idx.x
     # TPB floats that every thread of the block sees.

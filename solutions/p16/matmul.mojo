@@ -121,6 +121,7 @@ def matmul_shared[m: Int, k: Int, n: Int](
     comptime assert (
         m <= TILE and k <= TILE and n <= TILE
     ), "one block: every side must fit in a tile"
+    #ko= ), "블록 하나: 모든 변이 타일 하나에 들어가야 합니다"
     var row = thread_idx.y
     var col = thread_idx.x
     # Two TILE x TILE arrays that every thread of the block sees.

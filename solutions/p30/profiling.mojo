@@ -181,8 +181,11 @@ def answers(
     keys: TileTensor[mut=False, DType.int32, Vector[12], ImmutAnyOrigin],
 ):
     comptime assert 0 <= MOST_SECTORS <= 3, "MOST_SECTORS is a part: 1 (a), 2 (b) or 3 (c)"
+    #ko= comptime assert 0 <= MOST_SECTORS <= 3, "MOST_SECTORS에는 파트 번호를 씁니다: 1 (a), 2 (b), 3 (c)"
     comptime assert 0 <= MOST_READS <= 3, "MOST_READS is a part: 1 (a), 2 (b) or 3 (c)"
+    #ko= comptime assert 0 <= MOST_READS <= 3, "MOST_READS에는 파트 번호를 씁니다: 1 (a), 2 (b), 3 (c)"
     comptime assert 0 <= SLOWEST <= 3, "SLOWEST is a part: 1 (a), 2 (b) or 3 (c)"
+    #ko= comptime assert 0 <= SLOWEST <= 3, "SLOWEST에는 파트 번호를 씁니다: 1 (a), 2 (b), 3 (c)"
     if thread_idx.x == 0:
         output[0] = keys[MOST_SECTORS]
         output[1] = keys[4 + MOST_READS]

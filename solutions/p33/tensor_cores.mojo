@@ -113,7 +113,8 @@ comptime THREADS = (BM // WM) * (BN // WN) * WARP_SIZE
 def at_or_zero[rows: Int, cols: Int](
     x: TileTensor[mut=False, dtype, Matrix[rows, cols], ImmutAnyOrigin], row: Int, col: Int
 ) -> Scalar[dtype]:
-    """x[row, col], or 0 outside x: the zeros pad a last, partial tile, and add nothing."""
+    # x[row, col], or 0 outside x: the zeros pad a last, partial tile, and add nothing.
+    #ko x[row, col], x 밖이면 0: 0은 마지막의 덜 찬 타일을 채우고, 합에 아무것도 더하지 않습니다.
     if row < rows and col < cols:
         return x[row, col][0]
     return 0
@@ -195,9 +196,12 @@ def stage_tiles[m: Int, k: Int, n: Int](
     col0: Int,
     k0: Int,
 ):
-    """The block copies a[row0.., k0..] (BM x BK) and b[k0.., col0..] (BK x BN)
-    into its tiles, zeros past the ends; each thread copies 4 + 4 elements.
-    Every thread of the block must call it."""
+    # The block copies a[row0.., k0..] (BM x BK) and b[k0.., col0..] (BK x BN)
+    # into its tiles, zeros past the ends; each thread copies 4 + 4 elements.
+    # Every thread of the block must call it.
+    #ko 블록이 a[row0.., k0..] (BM x BK)와 b[k0.., col0..] (BK x BN)을 타일로
+    #ko 복사하고, 끝을 넘는 칸에는 0을 씁니다. 스레드마다 원소 4 + 4개를 복사합니다.
+    #ko 블록의 모든 스레드가 이 함수를 불러야 합니다.
     var tid = thread_idx.x
     for i in range(tid, BM * BK, THREADS):
         a_tile[i // BK, i % BK] = at_or_zero(a, row0 + i // BK, k0 + i % BK)

@@ -63,7 +63,8 @@ def cluster_sum[size: Int, clusters: Int](
     partial: TileTensor[mut=True, dtype, Vector[clusters * CLUSTER], MutAnyOrigin],
     a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
 ):
-    """sums[c] = the sum of cluster c's CLUSTER * TPB elements of a (0 past the end)."""
+    # sums[c] = the sum of cluster c's CLUSTER * TPB elements of a (0 past the end).
+    #ko sums[c] = 클러스터 c가 맡은 a의 원소 CLUSTER * TPB개의 합(끝을 넘는 원소는 0).
     var t = thread_idx.x  # this thread's place in its block
     #ko 블록 안에서 이 스레드의 자리
     var i = block_idx.x * TPB + t  # this thread's element
@@ -118,8 +119,10 @@ def cluster_scan[size: Int, clusters: Int](
     partial: TileTensor[mut=True, dtype, Vector[clusters * CLUSTER], MutAnyOrigin],
     a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
 ):
-    """output[i] = a[f] + a[f + 1] + ... + a[i], where f is the first element of
-    i's cluster: a prefix sum that starts again at every cluster, in ONE launch."""
+    # output[i] = a[f] + a[f + 1] + ... + a[i], where f is the first element of
+    # i's cluster: a prefix sum that starts again at every cluster, in ONE launch.
+    #ko output[i] = a[f] + a[f + 1] + ... + a[i]. f는 i가 속한 클러스터의 첫
+    #ko 원소입니다. 클러스터마다 새로 시작하는 누적 합을, 런치 한 번으로 구합니다.
     var t = thread_idx.x  # this thread's place in its block
     #ko 블록 안에서 이 스레드의 자리
     var i = block_idx.x * TPB + t  # this thread's element

@@ -131,6 +131,7 @@ def combine_aligned[size: Int, offset: Int](
     b: TileTensor[mut=False, dtype, Vector[size + offset], ImmutAnyOrigin],
 ):
     comptime assert offset % WIDTH == 0, "part 3's offsets are multiples of WIDTH"
+    #ko= comptime assert offset % WIDTH == 0, "파트 3의 offset은 WIDTH의 배수입니다"
     var i = (block_idx.x * block_dim.x + thread_idx.x) * WIDTH  # this thread's first output
     #ko 이 스레드의 첫 출력
     # FILL IN: as in part 2, with alignment=ALIGN on both loads and on the

@@ -219,9 +219,12 @@ def matmul_tma_wgmma[m: Int, k: Int, n: Int](
     w: TileTensor[mut=False, bf16, Matrix[n, k], ImmutAnyOrigin],
     ctx: DeviceContext,
 ) raises:
-    """The host side, given: a TMA descriptor for each of a and w (their boxes
-    of BM x CORE and BN x CORE values), then one block per 64 x 64 tile."""
+    # The host side, given: a TMA descriptor for each of a and w (their boxes
+    # of BM x CORE and BN x CORE values), then one block per 64 x 64 tile.
+    #ko 호스트 쪽(주어짐): a와 w에 TMA 디스크립터를 하나씩 만들고(상자 크기는
+    #ko BM x CORE와 BN x CORE 값), 64 x 64 타일마다 블록 하나를 띄웁니다.
     comptime assert m % BM == 0 and n % BN == 0 and k % BK == 0, "m, n: multiples of 64; k: of 16"
+    #ko= comptime assert m % BM == 0 and n % BN == 0 and k % BK == 0, "m, n은 64의 배수, k는 16의 배수여야 합니다"
     var a_tma = create_tma_tile[BM, CORE](ctx, a.to_layout_tensor())
     var w_tma = create_tma_tile[BN, CORE](ctx, w.to_layout_tensor())
     comptime kernel = matmul_kernel[m, k, n, type_of(a_tma).tile_shape, type_of(w_tma).tile_shape]

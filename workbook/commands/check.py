@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .. import catalog, engine, exitcodes, report, scheduler, settings
+from .. import catalog, engine, report, scheduler, settings
 from ..i18n import WorkbookError, t
 from ..results import PASSING, Status, document, to_dict
 from .common import Context, load_state, require_learner_files, resolve, title
-from .run import check_devices, execute, remember
+from .run import check_devices, execute, exit_code, remember
 
 
 def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bool = False,
@@ -55,7 +55,7 @@ def main(ctx: Context, *, puzzles: list[str], every: bool = False, solutions: bo
         failed = next((r for r in results if r.status not in PASSING), None)
         if failed:
             ctx.out.print(t("check.see_run", id=failed.id), style="dim")
-    return exitcodes.OK if ok else exitcodes.FAILED
+    return exit_code(results)
 
 
 def _done_line(ctx: Context, result) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -88,7 +89,23 @@ def confirm(ctx: Context, question: str, yes: bool) -> bool:
         return True
     if not sys.stdin.isatty():
         raise WorkbookError("prompt.no_tty")
-    return typer.confirm(question, default=False)
+    return typer.confirm(wrapped(question, ctx.out.width), default=False)
+
+
+PROMPT_TAIL = len(" [y/N]: ")
+
+
+def wrapped(question: str, width: int) -> str:
+    """A question broken between words to fit `width` (a terminal breaks it anywhere, inside a
+    Korean word too), with room on its last line for the " [y/N]: " typer.confirm adds."""
+    def lines(text: str, room: int) -> list[str]:
+        room = max(room, 10)
+        return [line.plain.rstrip() for line in Text(text).wrap(Console(width=room), room)]
+
+    out = lines(question, width)
+    if out and cell_len(out[-1]) + PROMPT_TAIL > width:
+        out += lines(out.pop(), width - PROMPT_TAIL)
+    return "\n".join(out)
 
 
 def replace_files(puzzle: catalog.Puzzle, contents: dict[str, str | bytes], reason: str):

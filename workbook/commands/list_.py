@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
@@ -22,12 +23,18 @@ LOOK = {
 }
 
 
-def label(progress: Progress, gated: bool, applied: bool = False) -> Text:
+def label(progress: Progress, gated: bool) -> Text:
     if gated:
         return Text("– " + t("list.cannot_run_here"), style="yellow")
     glyph, style = LOOK[progress]
-    text = Text(f"{glyph} {t('progress.' + progress.value)}", style=style)
-    if applied:  # reveal --apply put the solution in: say so next to the verdict
+    return Text(f"{glyph} {t('progress.' + progress.value)}", style=style)
+
+
+def title_cell(puzzle, applied: bool) -> Text:
+    """The title; `reveal --apply` put the solution in: said after it (the verdict's column
+    stays as narrow as its longest verdict, and every chapter's columns line up)."""
+    text = Text(title(puzzle))
+    if applied:
         text.append(" · " + t("list.solution_applied"), style="dim")
     return text
 
@@ -54,6 +61,12 @@ def main(ctx: Context) -> int:
         ctx.json(document(puzzles=rows, gpu=gpu.name if gpu else None,
                           passed={"gpu": on_gpu, "sim": on_sim, "total": len(puzzles)}))
         return exitcodes.OK
+    gpu_gates = {p.id: gating.gate(p, gpu) is not None for p in puzzles}
+    # One width for each column over every chapter: the tables line up, and a long verdict in
+    # one chapter does not squeeze that chapter's titles alone.
+    status_width = max(cell_len(label(current.of(p.id).progress, gpu_gates[p.id]).plain) for p in puzzles)
+    hints_width = max(cell_len(t("list.hints", shown=current.of(p.id).hints_shown, total=len(p.hints)))
+                      for p in puzzles)
     for number in sorted({p.chapter for p in puzzles}):
         members = [p for p in puzzles if p.chapter == number]
         on_gpu, on_sim = counts([current.of(p.id).progress for p in members])
@@ -67,14 +80,14 @@ def main(ctx: Context) -> int:
                      ProgressBar(total=len(members), completed=on_gpu + on_sim, width=16), tally)
         ctx.out.print(head)
         table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1), expand=True)
-        table.add_column(style="bold", no_wrap=True)
+        table.add_column(style="bold", no_wrap=True, width=5)
         table.add_column(overflow="fold", ratio=1)  # a long title wraps: nothing is cut
-        table.add_column(no_wrap=True)
-        table.add_column(justify="right", no_wrap=True)
+        table.add_column(no_wrap=True, width=status_width)
+        table.add_column(justify="right", no_wrap=True, width=hints_width)
         for puzzle in members:
             ps = current.of(puzzle.id)
-            gated = gating.gate(puzzle, gpu) is not None
-            table.add_row("  " + puzzle.id, Text(title(puzzle)), label(ps.progress, gated, bool(ps.solution_applied)),
+            table.add_row("  " + puzzle.id, title_cell(puzzle, bool(ps.solution_applied)),
+                          label(ps.progress, gpu_gates[puzzle.id]),
                           t("list.hints", shown=ps.hints_shown, total=len(puzzle.hints)))
         ctx.out.print(table)
     on_gpu, on_sim = counts([current.of(p.id).progress for p in puzzles])

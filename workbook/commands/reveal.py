@@ -45,7 +45,8 @@ def main(ctx: Context, *, puzzle: str, yes: bool = False, apply: bool = False) -
         diff = "".join(difflib.unified_diff(mine.splitlines(True), solutions[name].splitlines(True),
                                             t("reveal.yours"), t("reveal.solution")))
         ctx.out.rule(t("reveal.diff_of", file=name))
-        ctx.out.print(Syntax(diff, "diff", theme="ansi_dark") if diff else t("reveal.same"))
+        # The diff wraps as the listing does: its long lines (p36's TMA coordinates and strides) are the lesson.
+        ctx.out.print(Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if diff else t("reveal.same"))
     if apply:
         backup = replace_files(chosen, solutions, "reveal-apply")
         ctx.warn(state.applied_solution(chosen.id))

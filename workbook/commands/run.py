@@ -78,13 +78,25 @@ def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, so
     else:
         report.render_result(ctx.out, result, title(chosen), learner_files(chosen))
         next_step(ctx, result, chosen.id)
-    return exitcodes.OK if result.status in PASSING else exitcodes.FAILED
+    return exit_code([result])
+
+
+def exit_code(results) -> int:
+    """1 when a puzzle failed; else 5 when one only compiled (nothing here judged it: right and
+    wrong code alike); else 0. exitcodes.py says why a compile alone is not a pass."""
+    if any(r.status not in PASSING for r in results):
+        return exitcodes.FAILED
+    if any(r.status == Status.COMPILED for r in results):
+        return exitcodes.NOT_JUDGED
+    return exitcodes.OK
 
 
 def next_step(ctx: Context, result, puzzle_id: str) -> None:
     statuses = result.device_statuses()
     if result.status == Status.PASS and statuses.get("gpu") in (None, Status.PASS):
         ctx.out.print(t("run.next_pass"))
+    elif result.status == Status.COMPILED:
+        ctx.out.print(t("run.next_not_judged"))
     elif result.status in PASSING and statuses.get("sim") == Status.PASS:
         ctx.out.print(t("run.next_sim"))
     elif result.status in PASSING:

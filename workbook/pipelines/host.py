@@ -104,5 +104,6 @@ def _measure_solution(check: Check, mode: str, into: dict) -> None:
 def _refused(check: Check, part: Part) -> DeviceResult:
     problem = check.src.sim_problem
     if problem is not None:
-        return judge.device_result("sim", Status.NOT_RUN, "reason.sim_unsupported", what=problem.what)
+        return judge.device_result("sim", Status.NOT_RUN, "reason.sim_unsupported", what=problem.what,
+                                   file=problem.file, line=problem.line)
     return judge.device_result("sim", Status.NOT_RUN, "reason.sim_not_for_part")

@@ -65,6 +65,7 @@ def conv1d_kernel[size: Int, conv: Int](
     #ko 그 뒤의 conv - 1개(헤일로)가 필요합니다. 스레드는 정확히 TPB개,
     #ko 블록은 size를 덮을 만큼 필요합니다.
     comptime assert conv >= 1 and conv - 1 <= TPB, "the halo is at most one thread each"
+    #ko= comptime assert conv >= 1 and conv - 1 <= TPB, "헤일로는 스레드마다 많아야 하나입니다"
     var t = Int(thread_idx.x)
     var first = Int(block_idx.x) * TPB
     var shared_a = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](

@@ -42,6 +42,7 @@ def softmax_gpu_kernel[input_size: Int, dtype: DType](
     input: TileTensor[mut=False, dtype, LayoutType, ImmutAnyOrigin],
 ):
     comptime assert dtype.is_floating_point(), "softmax needs a float dtype"
+    #ko= comptime assert dtype.is_floating_point(), "소프트맥스에는 부동소수점 dtype이 필요합니다"
     # One slot per thread, visible to the whole block.
     #ko 스레드마다 칸 하나. 블록 전체가 볼 수 있습니다.
     var shared = stack_allocation[dtype=dtype, address_space=AddressSpace.SHARED](
@@ -107,6 +108,7 @@ def softmax_cpu_kernel[input_size: Int, dtype: DType](
     input: TileTensor[mut=False, dtype, LayoutType, ImmutAnyOrigin],
 ):
     comptime assert dtype.is_floating_point(), "softmax needs a float dtype"
+    #ko= comptime assert dtype.is_floating_point(), "소프트맥스에는 부동소수점 dtype이 필요합니다"
     # FILL IN: the same three steps, one element at a time: the maximum, the
     # sum of exp(x - max) (keep each exp in output), then divide. (about 12 lines)
     #ko FILL IN: 같은 세 단계를 원소 하나씩: 최댓값, exp(x - max)의 합(각 exp는
@@ -160,6 +162,7 @@ struct SoftmaxOp:
         ctx: DeviceContext,
     ) raises:
         comptime assert input_size == SIZE, "this puzzle is written for SIZE elements"
+        #ko= comptime assert input_size == SIZE, "이 퍼즐은 원소 SIZE개에 맞춰 쓰였습니다"
         var out_tensor = TileTensor[mut=True, dtype, LayoutType, MutAnyOrigin](
             output.unsafe_ptr(), layout
         )

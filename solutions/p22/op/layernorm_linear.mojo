@@ -104,6 +104,7 @@ def layernorm_linear_backward_gpu_kernel[
     grad_output: TileTensor[mut=False, dtype, Rows3[batch, seq, out_dim], ImmutAnyOrigin],
 ):
     comptime assert dtype.is_floating_point(), "LayerNorm needs a float dtype"
+    #ko= comptime assert dtype.is_floating_point(), "LayerNorm에는 부동소수점 dtype이 필요합니다"
     # This block's position, and this thread's place in the block.
     #ko 이 블록의 위치와, 블록 안에서 이 스레드의 자리.
     var b = Int(block_idx.x)
@@ -275,6 +276,7 @@ def layernorm_linear_backward_cpu_kernel[
     grad_output: TileTensor[mut=False, dtype, Rows3[batch, seq, out_dim], ImmutAnyOrigin],
 ):
     comptime assert dtype.is_floating_point(), "LayerNorm needs a float dtype"
+    #ko= comptime assert dtype.is_floating_point(), "LayerNorm에는 부동소수점 dtype이 필요합니다"
     var n = Scalar[dtype](hidden)
     # Scratch rows, reused for every position: the normalized row and dL/dxhat.
     #ko 작업용 행. 위치마다 다시 씁니다: 정규화한 행과 dL/dxhat.

@@ -259,6 +259,7 @@ struct BlockDotOp:
             )
         else:
             raise Error("block_dot: this part runs on a GPU only")
+            #ko= raise Error("block_dot: 이 파트는 GPU에서만 실행됩니다")
 
 
 @extensibility.register("block_bin_pack")
@@ -300,6 +301,7 @@ struct BlockBinPackOp:
             )
         else:
             raise Error("block_bin_pack: this part runs on a GPU only")
+            #ko= raise Error("block_bin_pack: 이 파트는 GPU에서만 실행됩니다")
 
 
 @extensibility.register("block_normalize")
@@ -330,3 +332,4 @@ struct BlockNormalizeOp:
             )
         else:
             raise Error("block_normalize: this part runs on a GPU only")
+            #ko= raise Error("block_normalize: 이 파트는 GPU에서만 실행됩니다")
