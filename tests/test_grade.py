@@ -19,7 +19,7 @@ import psutil
 import pytest
 from conftest import REPO
 
-from workbook import cli, exitcodes, sandbox
+from workbook import cli, exitcodes, sandbox, toolchain
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 
@@ -97,8 +97,22 @@ def test_every_expected_puzzle_is_graded_and_a_missing_one_fails(root, capsys, t
     assert statuses(graded) == {"p01": "fail", "p02": "fail"}
     assert graded["puzzles"][0]["problem"]["key"] == "grade.missing_file"
     assert graded["puzzles"][0]["files"] == {"map.mojo": "missing"}
-    assert graded["summary"] == {"passed": 0, "failed": 2, "total": 2, "ok": False}
+    assert graded["summary"] == {"passed": 0, "not_judged": 0, "failed": 2, "total": 2, "ok": False}
     assert missing["error"]["key"] == "grade.not_a_folder"
+
+
+@needs_bwrap
+@pytest.mark.skipif(toolchain.gpu() is not None, reason="a GPU here judges p36 (or gates it): this is the no-GPU grade")
+def test_code_that_only_compiled_is_not_judged_and_not_counted_as_passed(root, capsys, tmp_path):
+    """p36 runs on a Hopper GPU only (the simulator refuses TMA and wgmma): graded where none is,
+    its solution only compiles. That is no pass: a wrong kernel would compile as well."""
+    sub = submission(tmp_path, "hopper")
+    shutil.copytree(REPO / "solutions" / "p36", sub / "puzzles" / "p36")
+    code, out, _ = invoke(capsys, "grade", str(sub), "--json", "-p", "p36")
+    (graded,) = lines(out)
+    assert statuses(graded) == {"p36": "compiled"}
+    assert graded["summary"] == {"passed": 0, "not_judged": 1, "failed": 0, "total": 1, "ok": False}
+    assert code == exitcodes.NOT_JUDGED
 
 
 def test_without_a_sandbox_grading_refuses_unless_told(root, capsys, monkeypatch, tmp_path):

@@ -47,7 +47,7 @@ from pathlib import Path
 from . import catalog, engine, guard, learner, settings
 from .i18n import Msg, WorkbookError, msg
 from .processes import Children
-from .results import PASSING, PuzzleResult, Status
+from .results import PuzzleResult, Status
 
 
 @dataclass
@@ -66,7 +66,13 @@ class Grade:
 
     @property
     def passed(self) -> int:
-        return sum(r.status in PASSING for r in self.puzzles)
+        """Puzzles judged and right. Code that only compiled (a GPU puzzle graded where no GPU
+        of its kind runs it) is not a pass: nothing judged it."""
+        return sum(r.status == Status.PASS for r in self.puzzles)
+
+    @property
+    def not_judged(self) -> int:
+        return sum(r.status == Status.COMPILED for r in self.puzzles)
 
     @property
     def ok(self) -> bool:

@@ -7,7 +7,9 @@ What the source guard refused (workbook/guard.py) is in both: each puzzle's
 the table.
 Exit 0 when every submission passes every puzzle, 1 when one does not, 2 for a
 submission that is not a folder, 3 when no sandbox can start and
---unsandboxed was not given.
+--unsandboxed was not given, 5 when nothing failed but some puzzle only
+compiled (a GPU puzzle graded where no GPU of its kind runs it: not judged,
+and not counted as passed).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _line(found: grading.Grade, seed: int | None) -> dict:
     return document(submission=found.submission, sandbox=found.sandbox, guard=found.guarded, limits=found.limits,
                     seed=seed,
                     puzzles=puzzles,
-                    summary={"passed": found.passed, "failed": len(found.puzzles) - found.passed,
+                    summary={"passed": found.passed, "not_judged": found.not_judged,
+                             "failed": len(found.puzzles) - found.passed - found.not_judged,
                              "total": len(found.puzzles), "ok": found.ok}, seconds=round(found.seconds, 1))
 
 
@@ -75,10 +78,7 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
         found = grading.grade(Path(raw), ids, base, options=options, sandbox=where, each=each,
                               make_children=lambda: Children(sandbox=box, graded=True, budget=budget))
         found.limits = kept
-        if found.error is not None:
-            worst = max(worst, exitcodes.BAD_INPUT)
-        elif not found.ok:
-            worst = max(worst, exitcodes.FAILED)
+        worst = _worse(worst, _exit_code(found))
         if ctx.as_json:
             ctx.json(_line(found, seed))
             continue
@@ -99,8 +99,27 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
             elif result.problem is not None and result.status not in PASSING:
                 ctx.out.print(Text(f"  {result.id}: {result.problem.text()}", style="red"))
         ctx.out.print(t("grade.summary", passed=found.passed, total=len(found.puzzles), sandbox=found.sandbox))
+        if found.not_judged:
+            ctx.out.print(t("grade.not_judged", count=found.not_judged))
         ctx.out.print(t("grade.limits", **kept))
     return worst
+
+
+# Which exit code wins when submissions differ: an unusable submission, then a failure, then
+# code nothing judged.
+PRECEDENCE = (exitcodes.OK, exitcodes.NOT_JUDGED, exitcodes.FAILED, exitcodes.BAD_INPUT)
+
+
+def _exit_code(found: grading.Grade) -> int:
+    if found.error is not None:
+        return exitcodes.BAD_INPUT
+    if found.passed + found.not_judged < len(found.puzzles) or not found.puzzles:
+        return exitcodes.FAILED
+    return exitcodes.NOT_JUDGED if found.not_judged else exitcodes.OK
+
+
+def _worse(a: int, b: int) -> int:
+    return max(a, b, key=PRECEDENCE.index)
 
 
 def limits_in_force() -> dict:
