@@ -18,6 +18,8 @@ its effect. The README's "Settings" table lists the same names.
 | WORKBOOK_FILE_LIMIT_MB        | 16                             | each file it writes, its printed output too (0: off)|
 | WORKBOOK_PROCESS_LIMIT        | 256 + 4 per CPU                | processes and threads it may have (0: off)          |
 | WORKBOOK_KEEP_SANITIZER_LOGS  | unset                          | a folder to copy compute-sanitizer's logs into      |
+| WORKBOOK_GPU_SHARE            | 1                              | a class run: the GPUs one task asks Ray for         |
+| WORKBOOK_TASK_TIMEOUT         | the check budget + 120 s       | a class run: one task, before it is stopped         |
 | WORKBOOK_NO_PROGRESS=1, CI    | unset                          | no live progress display                            |
 | CUDA_HOME                     | /usr/local/cuda                | where compute-sanitizer is looked for               |
 | MODULAR_CACHE_DIR             | ~/.cache/modular               | MAX's own cache (read by `doctor` only)             |
@@ -252,6 +254,22 @@ def check_budget() -> float:
     (WORKBOOK_CHECK_BUDGET, seconds): what is left when it is spent is not run, and the
     report says so. Cold op puzzles take two or three minutes on two cores."""
     return _seconds("WORKBOOK_CHECK_BUDGET", 900.0)
+
+
+def gpu_share() -> float:
+    """The GPUs one task of a class run asks Ray for where there are GPUs (workbook/classgrade.py):
+    1 by default; a fraction (0.25) lets several tasks share a GPU, their compiles side by side."""
+    share = _number("WORKBOOK_GPU_SHARE", 1.0)
+    if share > 1:
+        raise SettingError("settings.bad_number", name="WORKBOOK_GPU_SHARE", value=str(share)[:40],
+                           accepts=msg("settings.gpu_share"))
+    return share
+
+
+def task_timeout() -> float:
+    """Seconds one task of a class run may take before it is stopped and graded `timeout`:
+    by default the check's own budget and two minutes for the task around it."""
+    return _seconds("WORKBOOK_TASK_TIMEOUT", check_budget() + 120.0)
 
 
 def cores() -> int:
