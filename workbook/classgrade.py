@@ -77,6 +77,7 @@ class Row:
     path: Path
     cells: dict[str, Cell] = field(default_factory=dict)
     error: Msg | None = None  # not a folder: nothing of it could be graded
+    told: bool = False  # on_row was called
 
     def done(self) -> bool:
         return self.error is not None or all(c.answer is not None for c in self.cells.values())
@@ -214,6 +215,9 @@ class ClassGrader:
             self._row_done(row)
 
     def _row_done(self, row: Row) -> None:
+        if row.told:
+            return
+        row.told = True
         if self.on_row:
             self.on_row(row)
 

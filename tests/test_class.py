@@ -1,0 +1,348 @@
+"""A class graded on Ray (workbook/classgrade.py): a hostile class in one command.
+
+The class is made here, in a temporary folder, from real kernels: honest ones, wrong ones
+(tests/wrong/p01), and the attacks of issue 38 (a forged verdict, leaked secrets, an endless
+loop, a memory hog, a fork bomb) beside broken submissions (links, a FIFO, not UTF-8, a
+binary, a huge file, a missing one). It is graded for real: real compiles, a real local Ray,
+real bubblewrap. Each submission must get its right grade, nothing of the grader's may reach
+grades.csv, grades.jsonl or the HTML, nothing may be left running (Ray's processes neither),
+and a rerun grades nothing again.
+
+The right grade of a hostile submission is "fail" or, once the source guard refuses its
+foreign calls, "refused": never "pass".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import REPO, WRONG
+
+from workbook import exitcodes, gradestore, roster, sandbox
+
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
+needs_ray = pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
+                               reason="Ray is not installed (pip install -e '.[class]')")
+DATA = Path(__file__).parent / "data"
+SOLUTION = (REPO / "solutions/p01/map.mojo").read_text()
+HOSTILE_NAME = "=1+1 <img src=x onerror=alert(1)>"
+SECRET = "TOPSECRET-" + uuid.uuid4().hex[:8]
+NEVER_PASS = {"fail", "refused"}
+
+
+def put(folder: Path, pid: str, name: str, data: bytes | str) -> None:
+    target = folder / "puzzles" / pid / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+def make_class(base: Path, secret_file: Path) -> dict[str, dict[str, set[str]]]:
+    """The hostile class in `base`; for each submission, the right grades of p01 and p02."""
+    expected: dict[str, dict[str, set[str]]] = {}
+
+    def sub(name: str, p01: set[str] | str, p02: set[str] | str = "missing") -> Path:
+        folder = base / name
+        (folder / "puzzles").mkdir(parents=True)
+        expected[name] = {"p01": {p01} if isinstance(p01, str) else p01, "p02": {p02} if isinstance(p02, str) else p02}
+        return folder
+
+    for name in ("honest-1", "honest-2"):  # the same bytes: one build between them
+        folder = sub(name, "pass", "pass")
+        put(folder, "p01", "map.mojo", SOLUTION)
+        put(folder, "p02", "zip.mojo", (REPO / "solutions/p02/zip.mojo").read_bytes())
+    own = SOLUTION.replace("var i = thread_idx.x", "var i = thread_idx.x  # mine")  # other bytes, as right
+    put(sub("honest-3", "pass"), "p01", "map.mojo", own)
+    put(sub(HOSTILE_NAME, "pass"), "p01", "map.mojo", SOLUTION)  # a name that is markup and a formula
+    for variant in sorted(p.name for p in (WRONG / "p01").iterdir()):
+        put(sub(f"wrong-{variant}", "fail"), "p01", "map.mojo", (WRONG / "p01" / variant / "map.mojo").read_bytes())
+    put(sub("compile-error", "fail"), "p01", "map.mojo", SOLUTION.replace("a[i] + 10", "a[i] +"))
+    put(sub("forging", NEVER_PASS), "p01", "map.mojo", (DATA / "class/forging.mojo").read_bytes())
+    leaking = (DATA / "class/leaking.mojo").read_text().replace("SECRET_FILE", str(secret_file))
+    put(sub("leaking", NEVER_PASS), "p01", "map.mojo", leaking)
+    put(sub("hanging", "timeout"), "p01", "map.mojo", (DATA / "endless/map.mojo").read_bytes())
+    put(sub("memory-hungry", NEVER_PASS), "p01", "map.mojo", (DATA / "class/hoarding.mojo").read_bytes())
+    put(sub("fork-bombing", NEVER_PASS), "p01", "map.mojo", (DATA / "class/forkbomb.mojo").read_bytes())
+    link = sub("link", "refused")
+    (link / "puzzles/p01").mkdir()
+    (link / "puzzles/p01/map.mojo").symlink_to(secret_file)
+    linked_folder = sub("linked-folder", "refused")
+    (base / ".elsewhere").mkdir()  # hidden: not a submission of the class
+    put(base / ".elsewhere", "p01", "map.mojo", SOLUTION)
+    (linked_folder / "puzzles/p01").symlink_to(base / ".elsewhere/puzzles/p01", target_is_directory=True)
+    fifo = sub("fifo", "refused")
+    (fifo / "puzzles/p01").mkdir()
+    os.mkfifo(fifo / "puzzles/p01/map.mojo")  # reading it would block the grader forever
+    sub("missing", "missing")
+    put(sub("not-utf8", "refused"), "p01", "map.mojo", SOLUTION.encode() + b"\n# caf\xe9\n")
+    put(sub("binary", "refused"), "p01", "map.mojo", SOLUTION.encode() + b"\0")
+    put(sub("huge", "refused"), "p01", "map.mojo", SOLUTION + "#" * (2 << 20))
+    return expected
+
+
+def grade(args: list[str], env: dict[str, str], timeout: float = 900) -> tuple[int, str, str, float]:
+    """`workbook grade ...` as an instructor runs it: a process of its own."""
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "workbook", "grade", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+    return done.returncode, done.stdout, done.stderr, time.monotonic() - started
+
+
+def environment(tmp_path: Path, marker: str, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WORKBOOK_LANG": "en", "WORKBOOK_MEMORY_LIMIT_MB": "512",
+           "CLASS_TEST_RUN": marker,  # in every process the command starts, Ray's too (not in the sandbox)
+           "WORKBOOK_CLASS_SECRET": SECRET + "-ENV", "MODULAR_AUTH": SECRET + "-MODULAR"}
+    env.pop("RAY_ADDRESS", None)
+    env.update(extra)
+    return env
+
+
+def left_running(marker: str, uids: set[int]) -> list[str]:
+    """Processes the command left: any carrying its marker (the driver's environment, which
+    Ray's processes inherit), or running as a sandbox's user."""
+    found = []
+    for proc in psutil.process_iter(["pid", "uids", "cmdline"]):
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+            mine = proc.environ().get("CLASS_TEST_RUN") == marker
+        except psutil.Error:
+            mine = False
+        uid = proc.info["uids"].real if proc.info.get("uids") else -1
+        if mine or uid in uids:
+            found.append(f"{proc.info['pid']} {' '.join(proc.info.get('cmdline') or [])[:120]}")
+    return found
+
+
+def settled(marker: str, uids: set[int], seconds: float = 15) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while (left := left_running(marker, uids)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return left
+
+
+class Seen:
+    """The processes of one command that carry its marker, seen while it runs: Ray's workers
+    among them. A root grader's sandboxes run as UID_BASE + their worker's pid."""
+
+    def __init__(self, marker: str):
+        self.marker, self.pids = marker, set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.5):
+            for proc in psutil.process_iter(["pid"]):
+                with contextlib.suppress(psutil.Error):
+                    if proc.environ().get("CLASS_TEST_RUN") == self.marker:
+                        self.pids.add(proc.info["pid"])
+
+    def __enter__(self) -> Seen:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def sandbox_uids(self) -> set[int]:
+        return {sandbox.UID_BASE + pid for pid in self.pids} if os.getuid() == 0 else set()
+
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    """grades.csv by name (a name that a spreadsheet would take for a formula is written after a ')."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return {row["name"][1:] if row["name"].startswith("'=") else row["name"]: row for row in csv.DictReader(f)}
+
+
+@needs_bwrap
+@needs_ray
+@pytest.mark.slow
+def test_a_hostile_class_gets_the_right_grade_for_everyone_in_one_command(tmp_path):
+    secret_file = tmp_path / "grader-secret.txt"
+    secret_file.write_text(SECRET + "-FILE\n")
+    klass, out = tmp_path / "class", tmp_path / "grades"
+    expected = make_class(klass, secret_file)
+    assert len(expected) >= 20
+    marker = uuid.uuid4().hex
+    env = environment(tmp_path, marker)
+    args = [str(klass), "-p", "p01", "-p", "p02", "--device", "sim", "--out", str(out), "--json"]
+
+    with Seen(marker) as seen:
+        code, stdout, stderr, seconds = grade(args, env)
+    print(f"the class: {len(expected)} submissions, {seconds:.1f} s, {len(seen.pids)} processes of Ray's")
+    assert code == exitcodes.FAILED, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    lines = [json.loads(line) for line in stdout.splitlines() if line.strip()]  # stdout is JSON lines alone
+    assert sorted(doc["name"] for doc in lines) == sorted(expected)
+
+    # The right grade for every one, in grades.csv, grades.jsonl and --json's lines alike.
+    table = read_csv(out / "grades.csv")
+    kept_lines = {doc["name"]: doc for doc in map(json.loads, (out / "grades.jsonl").read_text().splitlines())}
+    wrong = {}
+    for name, grades in expected.items():
+        got = {pid: table[name][pid] for pid in ("p01", "p02")}
+        if any(got[pid] not in grades[pid] for pid in grades):
+            wrong[name] = (got, grades)
+        assert kept_lines[name]["grades"] == got
+        assert int(table[name]["passed"]) == sum(g == "pass" for g in got.values())
+    docs = {doc["name"]: doc for doc in lines}
+    leaking = docs["leaking"]["puzzles"][0]
+    assert leaking["files"] == {"map.mojo": "taken"}
+    hanging = docs["hanging"]["puzzles"][0]
+    assert hanging["status"] == "timeout" and hanging["from"] == "task"
+    assert docs["fifo"]["puzzles"][0]["problem"]["key"] == "learner.not_file"
+    assert docs["missing"]["puzzles"][0]["files"] == {"map.mojo": "missing"}
+
+    # Nothing of the grader's reached what the class run wrote.
+    written = [out / "grades.csv", out / "grades.jsonl", out / "index.html", *sorted((out / "submissions").iterdir()),
+               *sorted((out / "kept").iterdir())]
+    texts = {path.name: path.read_text(encoding="utf-8") for path in written} | {"stdout": stdout, "stderr": stderr}
+    secrets = {"a file of the grader's": SECRET + "-FILE", "WORKBOOK_CLASS_SECRET": SECRET + "-ENV",
+               "MODULAR_AUTH": SECRET + "-MODULAR"}
+    leaked = {which: sorted(name for name, text in texts.items() if secret in text)
+              for which, secret in secrets.items() if any(secret in text for text in texts.values())}
+
+    # A name is shown, never run; in a spreadsheet it is text, never a formula.
+    index = (out / "index.html").read_text()
+    assert "<img" not in index and "&lt;img src=x onerror=alert(1)&gt;" in index
+    assert "'" + HOSTILE_NAME in (out / "grades.csv").read_text()
+    assert index.count('class="grade ') == 2 * len(expected)
+    assert all(word in index for word in ("✓ pass", "✗ fail", "⏱ timeout", "∅ missing", "⊘ refused"))
+
+    # Nothing left running: no sandbox, no fork bomb, no Ray.
+    assert seen.pids  # the watch saw Ray's processes (else it could not see them left)
+    assert not settled(marker, seen.sandbox_uids())
+
+    # A rerun grades nothing again: the same grades, no task, no Ray.
+    code2, stdout2, stderr2, seconds2 = grade(args, env)
+    print(f"the rerun: {seconds2:.1f} s")
+    assert code2 == exitcodes.FAILED, stderr2[-3000:]
+    again = [json.loads(line) for line in stdout2.splitlines() if line.strip()]
+    assert {d["name"]: d["grades"] for d in again} == {d["name"]: d["grades"] for d in lines}
+    assert {p["from"] for d in again for p in d["puzzles"]} <= {"kept", "grader"}
+    assert read_csv(out / "grades.csv") == table
+    assert seconds2 < seconds / 3
+    assert not settled(marker, set())
+
+    # Last, so that every other check above has been made: the grades and the leaks, all at once.
+    assert not wrong and not leaked, f"wrong grades (got, right): {wrong}; the grader's secrets in: {leaked}"
+
+
+@needs_bwrap
+@needs_ray
+@pytest.mark.slow
+def test_a_task_past_its_deadline_is_stopped_and_the_class_goes_on(tmp_path):
+    """A task that outlives WORKBOOK_TASK_TIMEOUT (here: a kernel that loops for ever while
+    the check's own limits are far away) is cancelled with its worker and its sandbox, graded
+    `timeout` saying so, and not kept; the rest of the class is graded."""
+    klass, out = tmp_path / "class", tmp_path / "grades"
+    for name, source in (("honest", SOLUTION), ("hangs-its-task", (DATA / "endless/map.mojo").read_text())):
+        put(klass / name, "p01", "map.mojo", source)
+    marker = uuid.uuid4().hex
+    env = environment(tmp_path, marker, WORKBOOK_SIM_STRETCH="600", WORKBOOK_RUN_TIMEOUT="600",
+                      WORKBOOK_TASK_TIMEOUT="40")
+    with Seen(marker) as seen:
+        code, stdout, stderr, seconds = grade([str(klass), "-p", "p01", "--device", "sim", "--out", str(out),
+                                               "--json"], env)
+    assert code == exitcodes.FAILED, stderr[-3000:]
+    docs = {doc["name"]: doc for doc in map(json.loads, stdout.splitlines())}
+    assert docs["honest"]["grades"] == {"p01": "pass"}
+    stopped = docs["hangs-its-task"]["puzzles"][0]
+    assert docs["hangs-its-task"]["grades"] == {"p01": "timeout"} and stopped["from"] == "failed"
+    assert stopped["problem"]["key"] == "class.task_timeout"
+    assert seconds < 120
+    assert len(list((out / "kept").iterdir())) == 1  # the honest one's: a stopped task's grade is not kept
+    assert not settled(marker, seen.sandbox_uids())  # the cancelled worker's sandbox went with it
+
+
+# --- the parts, without Ray ---------------------------------------------------------------
+
+
+def test_a_roster_names_submissions_as_csv_or_paths(tmp_path):
+    for name in ("ada", "bo", "cy"):
+        (tmp_path / name / "puzzles").mkdir(parents=True)
+    listing = tmp_path / "roster.csv"
+    listing.write_text('name,path\n# a comment\n\n"Lee, Ada",ada\nbo\n' + f"Cy,{tmp_path / 'cy'}\n" + "Again,ada\n")
+    found = roster.unique(roster.read_roster(listing))
+    assert [(s.name, s.path) for s in found] == [("Lee, Ada", tmp_path / "ada"), ("bo", tmp_path / "bo"),
+                                                  ("Cy", tmp_path / "cy")]
+    listing.write_text("a,b,c\n")
+    with pytest.raises(roster.WorkbookError) as bad:
+        roster.read_roster(listing)
+    assert bad.value.msg.key == "class.roster_line"
+    listing.write_bytes(b"\xff\xfe")
+    with pytest.raises(roster.WorkbookError):
+        roster.read_roster(listing)
+
+
+def test_a_class_folder_is_told_from_a_submission(tmp_path):
+    klass = tmp_path / "class"
+    (klass / "b" / "puzzles").mkdir(parents=True)
+    (klass / "a").mkdir()
+    (klass / ".git").mkdir()
+    (klass / "notes.txt").write_text("not a submission")
+    assert roster.is_class(klass) and not roster.is_class(klass / "b")
+    assert [s.name for s in roster.members(klass)] == ["a", "b"]
+    assert [s.name for s in roster.gather([str(klass), str(klass / "b")], None)] == ["a", "b"]
+    assert not roster.is_class(tmp_path / "nowhere")
+
+
+def test_a_kept_grade_is_used_only_when_it_is_ours_whole_and_the_one_asked_for(tmp_path):
+    store = gradestore.Store(tmp_path)
+    answer = {"puzzle": {"id": "p01", "status": "pass", "files": {"map.mojo": "taken"}}, "sandbox": "", "seconds": 1}
+    digest = gradestore.key("p01", "defs", {"map.mojo": b"x"}, seed=None, devices=(), gpu=False, unsandboxed=False,
+                            settings={})
+    assert digest != gradestore.key("p01", "defs", {"map.mojo": b"y"}, seed=None, devices=(), gpu=False,
+                                    unsandboxed=False, settings={})
+    assert store.get(digest, "p01") is None
+    store.put(digest, answer)
+    assert store.get(digest, "p01") == answer
+    assert store.get(digest, "p02") is None  # another puzzle's name on it
+    path = tmp_path / "kept" / f"{digest}.json"
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    path.write_text(path.read_text()[:-5])  # cut short
+    assert store.get(digest, "p01") is None
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"key": digest, "answer": answer}))
+    path.unlink()
+    path.symlink_to(other)  # a link is never followed
+    assert store.get(digest, "p01") is None
+    path.unlink()
+    shutil.copyfile(other, path)
+    assert store.get(digest, "p01") == answer
+    if os.getuid() == 0:  # a grade another user left there is not trusted
+        os.chown(path, 12345, 12345)
+        assert store.get(digest, "p01") is None
+
+
+def test_a_task_on_a_node_with_another_workbook_says_so_instead_of_grading():
+    from workbook import grading
+
+    answer = grading.grade_one({"map.mojo": SOLUTION.encode()}, "p01", {"definitions": "not this workbook"})
+    assert answer["error"]["key"] == "class.other_workbook"
+    json.dumps(answer)  # plain data
+
+
+def test_without_ray_a_class_run_says_how_to_install_it(tmp_path):
+    klass = tmp_path / "class"
+    put(klass / "a", "p01", "map.mojo", SOLUTION)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WORKBOOK_LANG": "en"}
+    code = ("import sys; sys.modules['ray'] = None\n"  # this Python has no Ray
+            "from workbook import cli; cli.main(['grade', sys.argv[1], '-p', 'p01', '--out', sys.argv[2], '--json'])")
+    done = subprocess.run([sys.executable, "-c", code, str(klass), str(tmp_path / "out")], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == exitcodes.TOOLCHAIN, done.stderr
+    (doc,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert doc["error"]["key"] == "class.no_ray" and "pip install -e '.[class]'" in doc["error"]["message"]
