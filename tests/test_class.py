@@ -19,6 +19,7 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -265,6 +266,95 @@ def test_a_task_past_its_deadline_is_stopped_and_the_class_goes_on(tmp_path):
     assert seconds < 120
     assert len(list((out / "kept").iterdir())) == 1  # the honest one's: a stopped task's grade is not kept
     assert not settled(marker, seen.sandbox_uids())  # the cancelled worker's sandbox went with it
+
+
+@needs_bwrap
+@needs_ray
+@pytest.mark.slow
+def test_a_task_whose_worker_dies_is_tried_again_then_graded_error_and_the_class_goes_on(tmp_path):
+    """A worker killed under its task (as a node's out-of-memory killer would) is tried once
+    more by Ray; killed again, its cell is graded `error`, saying so, and not kept."""
+    klass, out = tmp_path / "class", tmp_path / "grades"
+    put(klass / "honest", "p01", "map.mojo", SOLUTION)
+    put(klass / "its-worker-dies", "p01", "map.mojo", (DATA / "endless/map.mojo").read_text())
+    marker = uuid.uuid4().hex
+    env = environment(tmp_path, marker, WORKBOOK_SIM_STRETCH="600", WORKBOOK_RUN_TIMEOUT="600",
+                      WORKBOOK_TASK_TIMEOUT="300")
+    killed: list[int] = []
+
+    def kill_the_endless_task() -> None:  # the honest task ends within seconds; the endless one never
+        deadline = time.monotonic() + 240
+        while len(killed) < 2 and time.monotonic() < deadline:
+            for proc in psutil.process_iter(["pid", "cmdline", "create_time"]):
+                with contextlib.suppress(psutil.Error):
+                    if (proc.environ().get("CLASS_TEST_RUN") == marker and proc.info["pid"] not in killed
+                            and (proc.info["cmdline"] or [""])[0].startswith("ray::_task")
+                            and _runs_a_kernel(proc, seconds=3)):
+                        proc.kill()
+                        killed.append(proc.info["pid"])
+            time.sleep(0.5)
+
+    killer = threading.Thread(target=kill_the_endless_task, daemon=True)
+    killer.start()
+    with Seen(marker) as seen:
+        code, stdout, stderr, seconds = grade([str(klass), "-p", "p01", "--device", "sim", "--out", str(out),
+                                               "--json"], env)
+    killer.join()
+    print(f"killed {killed}; the class took {seconds:.1f} s")
+    assert len(killed) == 2, stderr[-3000:]
+    assert code == exitcodes.FAILED, stderr[-3000:]
+    docs = {doc["name"]: doc for doc in map(json.loads, stdout.splitlines())}
+    assert docs["honest"]["grades"] == {"p01": "pass"}
+    died = docs["its-worker-dies"]["puzzles"][0]
+    assert docs["its-worker-dies"]["grades"] == {"p01": "error"} and died["problem"]["key"] == "class.task_died"
+    assert len(list((out / "kept").iterdir())) == 1
+    assert not settled(marker, seen.sandbox_uids())
+
+
+def _runs_a_kernel(proc: psutil.Process, seconds: float) -> bool:
+    """Whether a Ray worker has been running a kernel for `seconds` (a launcher among its
+    descendants that long): the endless one, never the honest one, which ends at once."""
+    try:
+        family = proc.children(recursive=True)
+    except psutil.Error:
+        return False
+    for child in family:
+        with contextlib.suppress(psutil.Error):
+            if "/launch/" in " ".join(child.cmdline()) and time.time() - child.create_time() > seconds:
+                return True
+    return False
+
+
+@needs_bwrap
+@needs_ray
+@pytest.mark.slow
+def test_a_class_is_graded_on_an_existing_cluster_which_it_leaves_running(tmp_path):
+    """`--address`: a cluster started with Ray's own `ray start --head` runs the tasks; the
+    command leaves it as it found it (running), and the roster names the class."""
+    klass, out = tmp_path / "class", tmp_path / "grades"
+    put(klass / "a", "p01", "map.mojo", SOLUTION)
+    put(klass / "b", "p01", "map.mojo", (WRONG / "p01/forgets_ten/map.mojo").read_text())
+    listing = tmp_path / "roster.csv"
+    listing.write_text(f"name,path\nAda,{klass / 'a'}\nBo,class/b\n")
+    marker = uuid.uuid4().hex
+    env = environment(tmp_path, marker)
+    port = str(20000 + os.getpid() % 20000)
+    head = subprocess.Popen(["ray", "start", "--head", "--block", "--port", port, "--num-cpus", "2",
+                             "--include-dashboard", "false", "--disable-usage-stats"],
+                            env={**env, "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        code, stdout, stderr, seconds = grade(["--roster", str(listing), "-p", "p01", "--device", "sim", "--out",
+                                               str(out), "--json", "--address", f"127.0.0.1:{port}"], env)
+        assert code == exitcodes.FAILED, stderr[-3000:]
+        docs = {doc["name"]: doc for doc in map(json.loads, stdout.splitlines())}
+        assert {name: doc["grades"] for name, doc in docs.items()} == {"Ada": {"p01": "pass"}, "Bo": {"p01": "fail"}}
+        assert {doc["puzzles"][0]["from"] for doc in docs.values()} == {"task"}
+        assert head.poll() is None  # the cluster is the instructor's: still running
+    finally:
+        os.killpg(head.pid, signal.SIGKILL)  # the processes this test started, by their group
+        head.wait(timeout=60)
+    assert not settled(marker, set())
 
 
 # --- the parts, without Ray ---------------------------------------------------------------

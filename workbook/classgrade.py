@@ -49,6 +49,7 @@ OBJECT_STORE_BYTES = 128 << 20  # the answers are kilobytes: Ray's default takes
 POLL = 0.5  # seconds between two looks at the tasks' deadlines
 RETRIES = 1  # a worker that dies is tried once more (a genuine verdict is never retried)
 RAY_PIN = "ray==2.60.0"
+RAY_LOG = "ray.log"  # in the output folder: what Ray itself says while the class runs
 
 
 @dataclass
@@ -116,14 +117,31 @@ class ClassRun:
     sandbox: str = ""  # what the grader's own sandbox is (a task says its own)
 
 
-def _ray():
-    """Ray, imported now (it is optional), or a message saying how to install it."""
+def _ray(cluster: bool = False):
+    """Ray, imported now (it is optional), or a message saying how to install it. Ray reads
+    its settings as it is imported: they are set before (`cluster`: one is reached)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no prompt, nothing sent
+    if cluster:
+        _token_if_any()
+    # A task whose worker Ray's memory monitor killed (the node ran low) is tried as often as one
+    # whose worker died otherwise, not for ever (Ray's default for that cause).
+    os.environ.setdefault("RAY_task_oom_retries", str(RETRIES))
     try:
         import ray
     except ImportError:
         raise WorkbookError("class.no_ray", exit_code=exitcodes.TOOLCHAIN, python=sys.executable, pin=RAY_PIN) from None
     return ray
+
+
+def _token_if_any() -> None:
+    """Connect with Ray's token where this user has one and RAY_AUTH_MODE says nothing, as
+    `ray start` does: a cluster started where a token exists asks for it (one that does not
+    ignores it)."""
+    if os.environ.get("RAY_AUTH_MODE"):
+        return
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or str(Path.home() / ".ray" / "auth_token")
+    if os.environ.get("RAY_AUTH_TOKEN") or os.path.isfile(path):
+        os.environ["RAY_AUTH_MODE"] = "token"
 
 
 def _task(files: dict[str, bytes], pid: str, options: dict) -> str:
@@ -159,7 +177,7 @@ class ClassGrader:
     def __init__(self, subs: list[Submission], ids: list[str], base: Path, out: Path, options: ClassOptions,
                  on_cell: Callable[[Row, Cell], None] | None = None, on_row: Callable[[Row], None] | None = None,
                  sandbox: str = ""):
-        self.ids, self.base, self.options = ids, base, options
+        self.ids, self.base, self.out, self.options = ids, base, out, options
         self.store = gradestore.Store(out)
         self.on_cell, self.on_row = on_cell, on_row
         self.puzzles = {pid: catalog.load(pid, base) for pid in ids}
@@ -243,7 +261,17 @@ class ClassGrader:
 
     @contextlib.contextmanager
     def _connected(self):
-        ray = _ray()
+        """Ray, started here or reached, and left as found. What Ray prints of its own on the
+        driver's standard output (a worker that died, say), which is the command's JSON
+        lines, goes into ray.log in the output folder instead."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        with open(self.out / RAY_LOG, "a", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+            with self._ray_session() as ray:
+                yield ray
+
+    @contextlib.contextmanager
+    def _ray_session(self):
+        ray = _ray(cluster=self.options.address is not None)
         quiet = {"log_to_driver": False, "logging_level": logging.ERROR, "include_dashboard": False}
         try:
             if self.options.address is None:

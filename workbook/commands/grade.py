@@ -170,6 +170,7 @@ def grade_class(ctx: Context, base: Path, ids: list[str], *, submissions: list[s
                                       address=address, jobs=jobs)
     titles = {p: pick(catalog.load(p, base).title) for p in ids}
     total = sum(len(ids) for sub in subs if sub.path.is_dir())
+    ctx.out.file = ctx.out.file  # this very stream: the class run sends what Ray prints elsewhere
     with ClassProgress(ctx, total) as progress:
         def row_done(row) -> None:
             progress.row(row, ids)
