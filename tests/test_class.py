@@ -30,66 +30,14 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import REPO, WRONG
+from hostile_class import DATA, HOSTILE_NAME, SOLUTION, make_class, put
 
 from workbook import exitcodes, gradestore, roster, sandbox
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 needs_ray = pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
                                reason="Ray is not installed (pip install -e '.[class]')")
-DATA = Path(__file__).parent / "data"
-SOLUTION = (REPO / "solutions/p01/map.mojo").read_text()
-HOSTILE_NAME = "=1+1 <img src=x onerror=alert(1)>"
 SECRET = "TOPSECRET-" + uuid.uuid4().hex[:8]
-NEVER_PASS = {"fail", "refused"}
-
-
-def put(folder: Path, pid: str, name: str, data: bytes | str) -> None:
-    target = folder / "puzzles" / pid / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data.encode() if isinstance(data, str) else data)
-
-
-def make_class(base: Path, secret_file: Path) -> dict[str, dict[str, set[str]]]:
-    """The hostile class in `base`; for each submission, the right grades of p01 and p02."""
-    expected: dict[str, dict[str, set[str]]] = {}
-
-    def sub(name: str, p01: set[str] | str, p02: set[str] | str = "missing") -> Path:
-        folder = base / name
-        (folder / "puzzles").mkdir(parents=True)
-        expected[name] = {"p01": {p01} if isinstance(p01, str) else p01, "p02": {p02} if isinstance(p02, str) else p02}
-        return folder
-
-    for name in ("honest-1", "honest-2"):  # the same bytes: one build between them
-        folder = sub(name, "pass", "pass")
-        put(folder, "p01", "map.mojo", SOLUTION)
-        put(folder, "p02", "zip.mojo", (REPO / "solutions/p02/zip.mojo").read_bytes())
-    own = SOLUTION.replace("var i = thread_idx.x", "var i = thread_idx.x  # mine")  # other bytes, as right
-    put(sub("honest-3", "pass"), "p01", "map.mojo", own)
-    put(sub(HOSTILE_NAME, "pass"), "p01", "map.mojo", SOLUTION)  # a name that is markup and a formula
-    for variant in sorted(p.name for p in (WRONG / "p01").iterdir()):
-        put(sub(f"wrong-{variant}", "fail"), "p01", "map.mojo", (WRONG / "p01" / variant / "map.mojo").read_bytes())
-    put(sub("compile-error", "fail"), "p01", "map.mojo", SOLUTION.replace("a[i] + 10", "a[i] +"))
-    put(sub("forging", NEVER_PASS), "p01", "map.mojo", (DATA / "class/forging.mojo").read_bytes())
-    leaking = (DATA / "class/leaking.mojo").read_text().replace("SECRET_FILE", str(secret_file))
-    put(sub("leaking", NEVER_PASS), "p01", "map.mojo", leaking)
-    put(sub("hanging", "timeout"), "p01", "map.mojo", (DATA / "endless/map.mojo").read_bytes())
-    put(sub("memory-hungry", NEVER_PASS), "p01", "map.mojo", (DATA / "class/hoarding.mojo").read_bytes())
-    put(sub("fork-bombing", NEVER_PASS), "p01", "map.mojo", (DATA / "class/forkbomb.mojo").read_bytes())
-    link = sub("link", "refused")
-    (link / "puzzles/p01").mkdir()
-    (link / "puzzles/p01/map.mojo").symlink_to(secret_file)
-    linked_folder = sub("linked-folder", "refused")
-    (base / ".elsewhere").mkdir()  # hidden: not a submission of the class
-    put(base / ".elsewhere", "p01", "map.mojo", SOLUTION)
-    (linked_folder / "puzzles/p01").symlink_to(base / ".elsewhere/puzzles/p01", target_is_directory=True)
-    fifo = sub("fifo", "refused")
-    (fifo / "puzzles/p01").mkdir()
-    os.mkfifo(fifo / "puzzles/p01/map.mojo")  # reading it would block the grader forever
-    sub("missing", "missing")
-    put(sub("not-utf8", "refused"), "p01", "map.mojo", SOLUTION.encode() + b"\n# caf\xe9\n")
-    put(sub("binary", "refused"), "p01", "map.mojo", SOLUTION.encode() + b"\0")
-    put(sub("huge", "refused"), "p01", "map.mojo", SOLUTION + "#" * (2 << 20))
-    return expected
 
 
 def grade(args: list[str], env: dict[str, str], timeout: float = 900) -> tuple[int, str, str, float]:
@@ -415,6 +363,48 @@ def test_a_kept_grade_is_used_only_when_it_is_ours_whole_and_the_one_asked_for(t
     if os.getuid() == 0:  # a grade another user left there is not trusted
         os.chown(path, 12345, 12345)
         assert store.get(digest, "p01") is None
+
+
+def test_the_class_table_shows_what_a_submission_wrote_as_text_and_every_grade_in_words(tmp_path):
+    """grades.csv, grades.jsonl and the HTML from cells made by hand: a hostile name, a
+    program's output with markup, each grade word; nothing of it is markup or a formula."""
+    from workbook import classgrade, gradebook
+
+    output = "</pre><script>alert('out')</script>"
+    crash = {"id": "p01", "title": "Map", "status": "fail", "kind": "kernel", "files": {"map.mojo": "taken"},
+             "problem": None, "diagnostics": [{"file": "puzzles/p01/map.mojo", "line": 3, "column": 1,
+                                               "message": "<b>bad</b>"}],
+             "parts": [{"id": "map", "kernels": {"sim": {"status": "crash", "reasons": [{"key": "x", "text": "<i>"}],
+                                                          "output": output, "findings": [], "cases": []}}}]}
+    rows = [classgrade.Row("<script>alert(1)</script>", tmp_path / "a"), classgrade.Row("@SUM(A1)", tmp_path / "b"),
+            classgrade.Row("gone", tmp_path / "c", error=gradebook_error())]
+    rows[0].cells = {"p01": classgrade.Cell(0, "p01", answer={"puzzle": crash, "sandbox": "bwrap", "seconds": 2}),
+                     "p02": classgrade.Cell(0, "p02", source="failed", failure="error",
+                                            answer={"puzzle": {"id": "p02", "status": "not_run", "files": {}}})}
+    rows[1].cells = {"p01": classgrade.Cell(1, "p01", answer={"puzzle": {**crash, "status": "pass"}}),
+                     "p02": classgrade.Cell(1, "p02", answer={"puzzle": {"id": "p02", "status": "timeout",
+                                                                          "files": {"zip.mojo": "taken"}}})}
+    run = classgrade.ClassRun(rows, ["p01", "p02"])
+    assert [gradebook.words(r, run.ids) for r in rows[:2]] == [{"p01": "fail", "p02": "error"},
+                                                                {"p01": "pass", "p02": "timeout"}]
+    gradebook.write_all(tmp_path / "out", run, None, {"p01": "Map", "p02": "Zip"})
+    table = (tmp_path / "out/grades.csv").read_text()
+    assert "'@SUM(A1)" in table and "\ngone," in table and "error,error,0,2" in table
+    pages = [(tmp_path / "out/index.html").read_text(),
+             *(p.read_text() for p in sorted((tmp_path / "out/submissions").iterdir()))]
+    for page in pages:
+        assert "<script>" not in page and "<b>bad" not in page and "<i>" not in page
+    assert "&lt;/pre&gt;&lt;script&gt;alert(&#x27;out&#x27;)&lt;/script&gt;" in pages[1]
+    assert all(f"{gradebook.SYMBOLS[w]} {w}" in pages[0] for w in ("pass", "fail", "timeout", "error"))
+    lines = [json.loads(line) for line in (tmp_path / "out/grades.jsonl").read_text().splitlines()]
+    assert [d["name"] for d in lines] == ["<script>alert(1)</script>", "@SUM(A1)", "gone"]
+    assert lines[2]["error"]["key"] == "grade.not_a_folder"
+
+
+def gradebook_error():
+    from workbook.i18n import msg
+
+    return msg("grade.not_a_folder", path="c")
 
 
 def test_a_task_on_a_node_with_another_workbook_says_so_instead_of_grading():

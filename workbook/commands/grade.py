@@ -161,11 +161,13 @@ def grade_class(ctx: Context, base: Path, ids: list[str], *, submissions: list[s
         where = t("grade.unsandboxed")
         if not ctx.as_json:
             ctx.err.print(Text(t("grade.unsandboxed_warning"), style="bold yellow"))
-    else:
+    elif address is None:
         problem = sandbox.probe()  # here too: a grader without a sandbox learns it before any task runs
         if problem is not None:
             raise WorkbookError(problem.key, exit_code=exitcodes.TOOLCHAIN, **problem.values)
         where = sandbox.Sandbox.create().describe()
+    else:
+        where = ""  # on a cluster each node's task starts its own sandbox, or says why it can't
     options = classgrade.ClassOptions(seed=seed, devices=check_devices(devices), unsandboxed=unsandboxed,
                                       address=address, jobs=jobs)
     titles = {p: pick(catalog.load(p, base).title) for p in ids}
