@@ -21,6 +21,10 @@ cell by cell (the JSON says where they do not): parallel runs must not change a 
 A check is one submission x one puzzle (44 here); "tasks" are the checks that ran learner
 code (the rest were refused or missing, graded by the grader at once). Time per check is
 the wall time over the checks; the speed-up is the one-process time over the run's. The
+CPU-seconds are those of the programs the checks ran (compiles, launchers), as each check
+counts them: the same work in every run, whatever the wall time. On a machine shared with
+other work the wall times say how much of the machine the run got as much as how fast it
+is: the load average before and after each run is recorded beside it. The
 table goes to stdout, the JSON (every run, the machine, the load) to --out. Standard
 library only; the subprocesses use this Python (its mojo, max and ray).
 
@@ -93,11 +97,14 @@ def run(label: str, argv: list[str], env: dict[str, str], cache: Path, warm: boo
               file=sys.stderr)
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip().startswith("{")]
     grades = {doc.get("name") or Path(doc["submission"]).name: {p["id"]: word(p) for p in doc.get("puzzles", [])}
-              for doc in lines}
+              for doc in lines if "submission" in doc}  # not the error of a command that failed
     checks = sum(len(g) for g in grades.values())
+    # The CPU-seconds of the programs the checks ran (compiles, launchers), as each check counts them.
+    cpu = sum(sum((p.get("cpu") or {}).values()) for doc in lines for p in doc.get("puzzles", []))
     tasks = sum(1 for doc in lines for p in doc.get("puzzles", []) if p.get("from", "task") == "task"
                 and not (set((p.get("files") or {}).values()) & {"missing", "refused"}))
-    return {"label": label, "seconds": round(seconds, 1), "exit": done.returncode, "checks": checks, "tasks": tasks,
+    return {"label": label, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "exit": done.returncode,
+            "checks": checks, "tasks": tasks,
             "per_check": round(seconds / checks, 2) if checks else None, "load_before": round(load, 2),
             "load_after": round(os.getloadavg()[0], 2), "grades": grades,
             "stderr_tail": done.stderr[-2000:] if done.returncode not in (0, 1) else ""}
@@ -146,11 +153,12 @@ def main() -> int:
               "warm": args.warm, "submissions": len(subs), "puzzles": list(PUZZLES), "runs": runs}
     print(f"\n{args.label}: {cores} cores, {len(cards)} GPUs; {len(subs)} submissions x {len(PUZZLES)} puzzles, "
           f"{'warm' if args.warm else 'cold'} builds\n")
-    print("| run | seconds | checks (tasks) | per check | speed-up | load | grades differ from one process |")
-    print("|---|---|---|---|---|---|---|")
+    print("| run | seconds | CPU-seconds | checks (tasks) | per check | speed-up | load | grades differ |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in runs:
-        print(f"| {r['label']} | {r['seconds']} | {r['checks']} ({r['tasks']}) | {r['per_check']} s | "
-              f"{r['speedup']}x | {r['load_before']}-{r['load_after']} | {len(r['disagrees']) or 'none'} |")
+        print(f"| {r['label']} | {r['seconds']} | {r['cpu_seconds']} | {r['checks']} ({r['tasks']}) | "
+              f"{r['per_check']} s | {r['speedup']}x | {r['load_before']}-{r['load_after']} | "
+              f"{len(r['disagrees']) or 'none'} |")
     for r in runs:
         if r["wrong"]:
             print(f"\n{r['label']}: not the right grade for {sorted(r['wrong'])}")

@@ -259,6 +259,15 @@ def test_a_task_whose_worker_dies_is_tried_again_then_graded_error_and_the_class
     assert not settled(marker, seen.sandbox_uids())
 
 
+def _a_kernel_runs(pids: set[int]) -> bool:
+    """Whether one of these processes has been running a kernel for two seconds."""
+    for pid in list(pids):
+        with contextlib.suppress(psutil.Error):
+            if _runs_a_kernel(psutil.Process(pid), seconds=2):
+                return True
+    return False
+
+
 def _runs_a_kernel(proc: psutil.Process, seconds: float) -> bool:
     """Whether a Ray worker has been running a kernel for `seconds` (a launcher among its
     descendants that long): the endless one, never the honest one, which ends at once."""
@@ -303,6 +312,31 @@ def test_a_class_is_graded_on_an_existing_cluster_which_it_leaves_running(tmp_pa
         os.killpg(head.pid, signal.SIGKILL)  # the processes this test started, by their group
         head.wait(timeout=60)
     assert not settled(marker, set())
+
+
+@needs_bwrap
+@needs_ray
+@pytest.mark.slow
+def test_ctrl_c_stops_the_class_and_everything_it_started(tmp_path):
+    """Ctrl-C (SIGINT) in the middle of a class: exit 130, and nothing of it left running:
+    not the tasks, their sandboxes, nor the Ray the command started."""
+    klass, out = tmp_path / "class", tmp_path / "grades"
+    put(klass / "hangs", "p01", "map.mojo", (DATA / "endless/map.mojo").read_text())
+    marker = uuid.uuid4().hex
+    env = environment(tmp_path, marker, WORKBOOK_SIM_STRETCH="600", WORKBOOK_RUN_TIMEOUT="600")
+    with Seen(marker) as seen:
+        command = subprocess.Popen([sys.executable, "-m", "workbook", "grade", str(klass), "-p", "p01", "--device",
+                                    "sim", "--out", str(out), "--json"], env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _a_kernel_runs(seen.pids):
+            time.sleep(0.5)
+        command.send_signal(signal.SIGINT)
+        stdout, stderr = command.communicate(timeout=120)
+    assert command.returncode == exitcodes.INTERRUPTED, stderr[-3000:]
+    (doc,) = [json.loads(line) for line in stdout.splitlines()]
+    assert doc["error"]["key"] == "error.interrupted"
+    assert not settled(marker, seen.sandbox_uids())
 
 
 # --- the parts, without Ray ---------------------------------------------------------------
