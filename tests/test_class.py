@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import importlib.util
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ from hostile_class import DATA, HOSTILE_NAME, SOLUTION, make_class, put
 from workbook import exitcodes, gradestore, roster, sandbox
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
-needs_ray = pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None,
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason="Ray is not installed (pip install -e '.[class]')")
 SECRET = "TOPSECRET-" + uuid.uuid4().hex[:8]
 

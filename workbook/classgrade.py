@@ -113,7 +113,7 @@ class ClassRun:
     kept: int = 0  # cells taken from an earlier run
     slots: int = 0  # tasks at once
     gpus: float = 0.0  # GPUs each task asked for
-    where: str = ""  # local (N CPUs) or the cluster's address
+    where: Msg = field(default_factory=lambda: msg("class.no_tasks"))  # a local Ray, a cluster, or none
     sandbox: str = ""  # what the grader's own sandbox is (a task says its own)
 
 
@@ -277,10 +277,10 @@ class ClassGrader:
             if self.options.address is None:
                 jobs = self.options.jobs or settings.cores()
                 ray.init(address="local", num_cpus=jobs, object_store_memory=OBJECT_STORE_BYTES, **quiet)
-                self.run.where = f"local Ray, {jobs} CPUs"
+                self.run.where = msg("class.where_local", cpus=jobs)
             else:
                 ray.init(address=self.options.address, **quiet)
-                self.run.where = f"Ray at {self.options.address}"
+                self.run.where = msg("class.where_cluster", address=self.options.address)
         except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
             with contextlib.suppress(Exception):
                 ray.shutdown()

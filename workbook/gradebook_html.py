@@ -81,7 +81,7 @@ def index_html(run: ClassRun, titles: dict[str, str]) -> str:
     checks = sum(len(run.ids) for row in run.rows)
     good = sum(passed(row, run.ids) for row in run.rows if row.error is None)
     summary = t("class.html.summary", submissions=len(run.rows), puzzles=len(run.ids), passed=good, checks=checks)
-    made = t("class.html.made", digest=verdicts.workbook_digest()[:12], where=run.where or "-")
+    made = t("class.html.made", digest=verdicts.workbook_digest()[:12], where=run.where)
     parts = [_head(t("class.html.title")), f"<h1>{_e(t('class.html.title'))}</h1>\n",
              f"<p>{_e(summary)}</p>\n<p><small>{_e(made)}</small></p>\n",
              "<table>\n<thead><tr>", f'<th scope="col">{_e(t("class.html.submission"))}</th>']

@@ -210,5 +210,5 @@ def _class_view(ctx: Context, run, folder: Path) -> None:
         ctx.out.print(line)
     checks = sum(len(row.cells) for row in run.rows)
     ctx.out.print(t("class.summary", submissions=len(run.rows), checks=checks, tasks=run.tasks, kept=run.kept,
-                    seconds=f"{run.seconds:.0f}", where=run.where or t("class.no_tasks")))
+                    seconds=f"{run.seconds:.0f}", where=run.where))
     ctx.out.print(t("class.written", folder=str(folder), index=str(folder / "index.html")))
