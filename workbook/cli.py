@@ -194,11 +194,17 @@ def grade(submissions: list[str] | None = typer.Argument(None, help=t("help.arg.
           puzzle: list[str] | None = typer.Option(None, "--puzzle", "-p", help=t("help.opt.grade_puzzle"),
                                                      metavar="help.value.puzzle"),
           unsandboxed: bool = typer.Option(False, "--unsandboxed", help=t("help.opt.unsandboxed")),
+          roster: str | None = typer.Option(None, "--roster", help=t("help.opt.roster"), show_default=False),
+          out: str | None = typer.Option(None, "--out", help=t("help.opt.grade_out"), show_default=False),
+          address: str | None = typer.Option(None, "--address", help=t("help.opt.address"), show_default=False),
+          jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=4096, help=t("help.opt.grade_jobs"),
+                                          show_default=False),
           seed: int | None = SEED, device: list[str] | None = DEVICE, as_json: bool = JSON) -> None:
     from .commands import grade as command
 
     _done(command.main(Context(as_json=as_json, lines=True), submissions=submissions or [], puzzles=puzzle or [],
-                       unsandboxed=unsandboxed, seed=seed, devices=device))
+                       unsandboxed=unsandboxed, seed=seed, devices=device, roster_file=roster, out=out,
+                       address=address, jobs=jobs))
 
 
 @author_app.command("sync", cls=HelpCommand, help=t("help.author_sync"))

@@ -35,8 +35,10 @@ as one line of JSON.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
+import socket
 import stat
 import tempfile
 import time
@@ -44,10 +46,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog, engine, guard, learner, settings
-from .i18n import Msg, WorkbookError, msg
+from . import catalog, engine, guard, learner, sandbox, settings, toolchain, verdicts
+from .i18n import Msg, WorkbookError, msg, t
 from .processes import Children
-from .results import PuzzleResult, Status
+from .results import PuzzleResult, Status, to_dict
+
+# The settings that change a verdict, sent with every task of a class run so that every node
+# grades as the grader asked (the paths among verdicts.SETTINGS are each node's own).
+TASK_SETTINGS = tuple(name for name in verdicts.SETTINGS if name.startswith("WORKBOOK_"))
 
 
 @dataclass
@@ -130,6 +136,17 @@ def _plain_path(root: Path, relative: str) -> tuple[Path | None, Msg | None]:
     return here, None
 
 
+def _text(data: bytes) -> bool:
+    """What learner.problem accepts of a file's bytes: at most its size, no NUL, UTF-8."""
+    if len(data) > learner.MAX_BYTES or b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class Workspace:
     """A private copy of the installed puzzles and solutions, where a submission's learner
     files are put, one puzzle at a time."""
@@ -150,24 +167,13 @@ class Workspace:
         """The puzzle with the submission's learner files in place: (puzzle, what happened
         to each file, why it can't be graded or None)."""
         puzzle = catalog.load(pid, self.dir)
-        taken: dict[str, str] = {}
-        problem: Msg | None = None
+        files, taken, problem = learner_files(submission, pid, puzzle.edit)
         for name in puzzle.edit:
             target = puzzle.dir / name
             with contextlib.suppress(FileNotFoundError):
                 target.unlink()  # the installed skeleton never stands in for a missing file
-            source, why = _plain_path(submission, f"puzzles/{pid}/{name}")
-            if source is not None:
-                found = learner.problem(source, source.parent)
-                if found is not None:
-                    key, values = found
-                    why = msg(GRADER_WORDS.get(key, key), **{**values, "file": f"puzzles/{pid}/{name}", "id": pid})
-            if why is not None:
-                taken[name] = "missing" if why.key == "grade.missing_file" else "refused"
-                problem = problem or why
-                continue
-            learner.write(target, learner.read_bytes(source))
-            taken[name] = "taken"
+            if name in files:
+                learner.write(target, files[name])
         return puzzle, taken, problem
 
     def guard(self, puzzle: catalog.Puzzle, taken: dict[str, str]) -> tuple[list[guard.Refusal], Msg | None]:
@@ -179,6 +185,39 @@ class Workspace:
         for refusal in refusals:
             taken[refusal.file] = "refused"
         return refusals, (refusals[0].message(puzzle.id) if refusals else None)
+
+
+def learner_files(submission: Path, pid: str, edit: tuple[str, ...] | list[str]) -> tuple[
+        dict[str, bytes], dict[str, str], Msg | None]:
+    """A submission's learner files of one puzzle, read as grading takes them: (the bytes of
+    each file taken, what happened to each file: taken | missing | refused, why the puzzle
+    can't be graded or None). A class run reads them here, in the grader, and sends the
+    bytes to its task: a remote node never needs the submission's folder."""
+    files: dict[str, bytes] = {}
+    taken: dict[str, str] = {}
+    problem: Msg | None = None
+    for name in edit:
+        source, why = _plain_path(submission, f"puzzles/{pid}/{name}")
+        if source is not None:
+            found = learner.problem(source, source.parent)
+            if found is not None:
+                key, values = found
+                why = msg(GRADER_WORDS.get(key, key), **{**values, "file": f"puzzles/{pid}/{name}", "id": pid})
+        if why is None:
+            try:
+                data = learner.read_bytes(source)
+            except OSError as exc:  # replaced between the look and the read
+                why = msg("grade.unreadable", file=f"puzzles/{pid}/{name}", why=exc.strerror or str(exc))
+            else:
+                if not _text(data):  # changed between the look and the read: judged on what was read
+                    why = msg("grade.unreadable", file=f"puzzles/{pid}/{name}", why="changed while read")
+        if why is not None:
+            taken[name] = "missing" if why.key == "grade.missing_file" else "refused"
+            problem = problem or why
+            continue
+        files[name] = data
+        taken[name] = "taken"
+    return files, taken, problem
 
 
 @contextlib.contextmanager
@@ -227,3 +266,117 @@ def grade(submission: Path, ids: list[str], base: Path, *, make_children: Callab
                 found.puzzles.append(engine.check_puzzle(puzzle, options, children=children))
     found.seconds = time.perf_counter() - started
     return found
+
+
+# ---------------------------------------------------------------------------
+# One submission x one puzzle, as a task of a class run (workbook/classgrade.py)
+# ---------------------------------------------------------------------------
+
+
+def definitions_digest(base: Path, pid: str) -> str:
+    """What grades a puzzle besides the submission: the workbook's code, the toolchain's
+    versions, the puzzle's own files and its solution. A node that differs would judge
+    otherwise; a class run's kept grade is only reused while this is the same."""
+    h = hashlib.sha256()
+    h.update(verdicts.workbook_digest().encode() + b"\0")
+    h.update(f"mojo={toolchain.package_version('mojo')};max={toolchain.package_version('max')}\0".encode())
+    puzzle = catalog.load(pid, base)
+    for folder in (puzzle.dir, puzzle.solution_dir):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder).as_posix()
+            if not path.is_file() or "__pycache__" in path.parts or (folder == puzzle.dir and relative in puzzle.edit):
+                continue
+            h.update(f"{folder.parent.name}/{relative}\0".encode() + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def task_settings() -> dict[str, str | None]:
+    """This grader's settings that change a verdict (None: not set), for its tasks."""
+    return {name: os.environ.get(name) for name in TASK_SETTINGS}
+
+
+@contextlib.contextmanager
+def _settings_of(wanted: dict[str, str | None]) -> Iterator[None]:
+    """The grader's settings in force while a task grades (a node's own are put back after)."""
+    saved = {name: os.environ.get(name) for name in wanted}
+    try:
+        for name, value in wanted.items():
+            if name not in TASK_SETTINGS:
+                continue
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = str(value)
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _error(key: str, **values) -> dict:
+    """A task's answer where it could not grade: the message in English beside its key."""
+    plain = {k: v if isinstance(v, (str, int, float, bool)) or v is None else str(v) for k, v in values.items()}
+    return {"error": {"key": key, "text": msg(key, **values).text("en"), "values": plain},
+            "node": socket.gethostname()}
+
+
+def refused_answer(puzzle: catalog.Puzzle, taken: dict[str, str], why: Msg) -> dict:
+    """The answer for a puzzle whose learner files were not taken (missing, a link, not
+    text): failed, saying why, as grade_one would give it, with no task to run."""
+    data = to_dict(_failed(puzzle, why))
+    data["files"] = taken
+    return {"puzzle": data, "sandbox": "", "seconds": 0.0, "node": ""}
+
+
+def grade_one(files: dict[str, bytes], pid: str, options: dict) -> dict:
+    """Grade one puzzle of one submission from its learner files' bytes: the task of a class
+    run. Plain data in, plain data out (JSON-able): no workbook object crosses machines.
+
+    `options`: "definitions" (definitions_digest of the grader: a node whose workbook,
+    toolchain or puzzle differs says so instead of grading), "seed" (int or None), "devices"
+    (a list), "unsandboxed" (bool), "settings" (task_settings() of the grader).
+    Returns {"puzzle": the result as --json gives it, with "files"; "sandbox", "seconds",
+    "node"} or, where the task could not grade, {"error": {"key", "text", "values"}, "node"}."""
+    started = time.perf_counter()
+    try:
+        base = definitions()
+        if pid not in catalog.puzzle_ids(base):
+            return _error("class.unknown_puzzle", id=pid)
+        here = definitions_digest(base, pid)
+        if options.get("definitions") != here:
+            return _error("class.other_workbook", node=socket.gethostname())
+        with _settings_of(options.get("settings") or {}):
+            if options.get("unsandboxed"):
+                box, where = None, t("grade.unsandboxed")
+            else:
+                problem = sandbox.probe()
+                if problem is not None:
+                    return _error(problem.key, **problem.values)
+                box = sandbox.Sandbox.create()
+                where = box.describe() if box is not None else ""
+            edit = catalog.load(pid, base).edit
+            run = engine.Options(seed=options.get("seed"), devices=tuple(options.get("devices") or ()), cache=False)
+            folder = Path(tempfile.mkdtemp(prefix="workbook-task-"))
+            try:
+                for name, data in files.items():
+                    if name in edit:  # only the puzzle's learner files, at their own place
+                        target = folder / "puzzles" / pid / name
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(data)
+                budget = settings.check_budget()
+                found = grade(folder, [pid], base, options=run, sandbox=where,
+                              make_children=lambda: Children(sandbox=box, graded=True, budget=budget))
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+    except WorkbookError as exc:
+        return _error(exc.msg.key, **exc.msg.values)
+    data = to_dict(found.puzzles[0])
+    data["files"] = found.taken.get(pid, {})
+    data["refusals"] = [refusal.to_dict() for refusal in found.refusals.get(pid, [])]
+    return {"puzzle": data, "guard": found.guarded, "sandbox": where,
+            "seconds": round(time.perf_counter() - started, 3), "node": socket.gethostname()}

@@ -22,6 +22,7 @@ its effect. The README's "Settings" table lists the same names.
 | WORKBOOK_GPU_SHARE            | 1                              | graded runs that may share one GPU at once          |
 | WORKBOOK_KEEP_SANITIZER_LOGS  | unset                          | a folder to copy compute-sanitizer's logs into      |
 | WORKBOOK_GRADE_GUARD=0        | unset                          | `grade` without its source guard (sandbox tests)    |
+| WORKBOOK_TASK_TIMEOUT         | the check budget + 120 s       | a class run: one task, before it is stopped         |
 | WORKBOOK_NO_PROGRESS=1, CI    | unset                          | no live progress display                            |
 | CUDA_HOME                     | /usr/local/cuda                | where compute-sanitizer is looked for               |
 | MODULAR_CACHE_DIR             | ~/.cache/modular               | MAX's own cache (read by `doctor` only)             |
@@ -274,7 +275,9 @@ def containment() -> str:
 
 def gpu_share() -> int:
     """How many graded runs may use one GPU at once (workbook/gpulease.py). One by default:
-    a graded run owns its GPU, so runs beside it never change its verdict."""
+    a graded run owns its GPU, so runs beside it never change its verdict. A class run on Ray
+    asks for 1/N of a GPU per task (workbook/classgrade.py): N tasks share one, their compiles
+    side by side, their GPU runs taking turns through the lease."""
     return int(_number("WORKBOOK_GPU_SHARE", 1, whole=True))
 
 
@@ -283,6 +286,12 @@ def check_budget() -> float:
     (WORKBOOK_CHECK_BUDGET, seconds): what is left when it is spent is not run, and the
     report says so. Cold op puzzles take two or three minutes on two cores."""
     return _seconds("WORKBOOK_CHECK_BUDGET", 900.0)
+
+
+def task_timeout() -> float:
+    """Seconds one task of a class run may take before it is stopped and graded `timeout`:
+    by default the check's own budget and two minutes for the task around it."""
+    return _seconds("WORKBOOK_TASK_TIMEOUT", check_budget() + 120.0)
 
 
 def cores() -> int:
