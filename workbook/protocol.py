@@ -32,6 +32,10 @@ PHASE = "phase"  # "loading", "waiting", "running K N", "done"
 LAUNCHER_FILES = {"outputs": OUTPUTS_BIN, "writers": WRITERS_BIN, "counters": COUNTERS_BIN, "result": RESULT,
                   "phase": PHASE}
 
+# A graph worker's control pipe (workbook/graphrun.py), one byte each: the first process's
+# graphs are in its `built` descriptor; they are approved, build them; run them.
+BUILT, BUILD, RUN = b"B", b"C", b"R"
+
 RESULT_CAP = 8 << 20  # result.json: the simulator's is at most 1 MB; times of many timed launches
 PHASE_CAP = 256
 
@@ -91,16 +95,3 @@ def read_result(source: Source) -> dict | None:
 def since(stamp: float) -> float:
     return time.time() - stamp if stamp else 0.0
 
-
-# The graph worker's files, until it hands its results over by descriptor too.
-OUTPUTS_NPZ = "outputs.npz"
-GO = "go"
-LOG = "log.txt"
-
-
-def write_phase(folder: Path, phase: Phase, *values: int) -> None:
-    (folder / PHASE).write_bytes(phase_text(phase, *values))
-
-
-def write_result(folder: Path, status: Status, message: str = "", **extra) -> None:
-    (folder / RESULT).write_text(json.dumps({"status": status.value, "message": message, **extra}))
