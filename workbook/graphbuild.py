@@ -60,11 +60,15 @@ def load_function(folder: Path, entry: str):
     return getattr(module, func_name)
 
 
+def learner_frames(frames: list[traceback.FrameSummary], folder: Path) -> list[str]:
+    """The frames in the puzzle's own files, one line each."""
+    return [f"{Path(f.filename).relative_to(folder)}:{f.lineno} in {f.name}: {f.line}" for f in frames
+            if str(folder) in f.filename]
+
+
 def learner_trace(exc: BaseException, folder: Path) -> str:
     """The traceback frames in the puzzle's own files, then the error itself."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if str(folder) in f.filename]
-    lines = [f"{Path(f.filename).relative_to(folder)}:{f.lineno} in {f.name}: {f.line}" for f in frames]
-    return "\n".join(lines + [f"{type(exc).__name__}: {exc}"])
+    return "\n".join(learner_frames(traceback.extract_tb(exc.__traceback__), folder) + [f"{type(exc).__name__}: {exc}"])
 
 
 class Built:
@@ -75,14 +79,18 @@ class Built:
 
 
 class Recording:
-    """The session the learner's load() sees: it keeps every graph it is given, compiles
+    """The session the learner's load() sees: it keeps every graph it is given, and where in
+    the learner's file it was given (a compile error is reported there), and compiles
     nothing (the workbook's own worker compiles the text, once checked)."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.graphs: list = []
+        self.where: list[str] = []
 
     def load(self, graph, *args, **kwargs) -> Built:  # noqa: ARG002 - the real session's signature
         self.graphs.append(graph)
+        self.where.append("\n".join(learner_frames(traceback.extract_stack()[:-1], self.folder)))
         return Built(len(self.graphs) - 1)
 
 
@@ -109,11 +117,11 @@ def main(run_dir: Path) -> int:
         device = Accelerator() if request["device"] == "gpu" else CPU()
         load = load_function(folder, request["graph"])
         for group in request["groups"]:
-            session = Recording()
+            session = Recording(folder)
             model = load(session, device, Path(request["kernels"]), **group["params"])
             texts = [str(graph) for graph in session.graphs]
             result["groups"].append({"graphs": texts, "model": model.index if isinstance(model, Built) else None,
-                                     "returned": type(model).__name__})
+                                     "returned": type(model).__name__, "where": session.where})
     except Exception as exc:  # noqa: BLE001 - every failure becomes a status for the report
         result = {"status": protocol.Status.ERROR.value, "message": learner_trace(exc, folder)}
     put(fds["graphs"], json.dumps(result).encode())

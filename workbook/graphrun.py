@@ -153,6 +153,7 @@ class GraphWorker:
         self.left = left  # seconds left of the whole check's budget, asked as the run goes
         self.started: list[Child] = []  # its processes, as they start
         self.result: GraphRun | None = None
+        self._groups_built: list[dict] = []
         self._error: BaseException | None = None
         self._tick = None
         self._released = threading.Event()
@@ -284,6 +285,7 @@ class GraphWorker:
         if built["status"] == "error":
             return GraphRun("error", output=built["message"], seconds=outcome.seconds)
 
+        self._groups_built = built["groups"]
         _put(work["built"], json.dumps({"groups": built["groups"]}).encode())
         _say(control, protocol.BUILT)
         outcome = self._wait(worker, work["phase"], until=lambda: protocol.read_phase(work["phase"])[0] == "checking")
@@ -328,7 +330,8 @@ class GraphWorker:
             if model is not None and not (isinstance(model, int) and 0 <= model < len(texts)):
                 return None
         return {"status": "ok", "groups": [{"graphs": g["graphs"], "model": g.get("model"),
-                                            "returned": str(g.get("returned", ""))[:100]} for g in groups]}
+                                            "returned": str(g.get("returned", ""))[:100],
+                                            "where": _where(g.get("where"), g.get("model"))} for g in groups]}
 
     def _ended(self, worker: Child, work: Channel, outcome: Outcome, built_seconds: float,
                graphs: list[dict] | None = None) -> GraphRun:
@@ -347,7 +350,12 @@ class GraphWorker:
             return GraphRun("crash", outcome.limit or _death(outcome.returncode, log), _tail(log),
                             seconds=outcome.seconds)
         seconds = result.get("seconds")
-        run = GraphRun(result["status"], output=str(result.get("message", "")),
+        output = str(result.get("message", ""))
+        group = result.get("group")
+        if result["status"] != "ok" and isinstance(group, int) and 0 <= group < len(self._groups_built):
+            where = self._groups_built[group]["where"]  # the line of the learner's file that asked for it
+            output = f"{where}\n{output}" if where else output
+        run = GraphRun(result["status"], output=output,
                        seconds=built_seconds + (seconds if isinstance(seconds, (int, float)) else outcome.seconds),
                        graphs=graphs or [], device_name=str(result.get("device_name", "")))
         if run.status == "ok":
@@ -359,6 +367,13 @@ class GraphWorker:
                 if all(a is not None for rep in reps for a in rep):
                     run.outputs[index] = reps
         return run
+
+
+def _where(where, model) -> str:
+    """Where load() gave the graph it returned, as the first process said (shown, never acted on)."""
+    if not isinstance(where, list) or not isinstance(model, int) or not 0 <= model < len(where):
+        return ""
+    return str(where[model])[:2000]
 
 
 def _json(sink: Sink, cap: int):

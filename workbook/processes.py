@@ -392,13 +392,15 @@ class Children:
 
 def program_kind(argv: list[str]) -> str:
     """What a command is, in a word or two, for the CPU tally: `mojo build`, `mojo
-    precompile`, `cc`, `compute-sanitizer`, `graph worker`, or `launcher` (a program the
+    precompile`, `cc`, `compute-sanitizer`, `graph worker`, `graph build` (the learner's graph
+    file, run: workbook/graphrun.py), or `launcher` (a program the
     workbook built: the simulator's or the GPU's)."""
     name = Path(argv[0]).name if argv else ""
     if name == "mojo":
         return f"mojo {argv[1]}" if len(argv) > 1 else name
     if name.startswith("python"):
-        return "graph worker" if "workbook.worker" in argv else "python"
+        return "graph worker" if "workbook.worker" in argv else "graph build" if "workbook.graphbuild" in argv \
+            else "python"
     if name in ("cc", "gcc", "clang", "compute-sanitizer", "nvidia-smi"):
         return name
     # build.py names a launcher's binary host[-unwatched][-g1] or gpu-TARGET[-g1]

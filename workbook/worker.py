@@ -159,11 +159,13 @@ def main(run_dir: Path) -> int:
         worker.expect(protocol.BUILD)  # approved: nothing in them but the learner's op
 
         models = []
-        for group, module, raw in zip(request["groups"], modules, built["groups"]):
+        for index, (group, module, raw) in enumerate(zip(request["groups"], modules, built["groups"])):
+            result["group"] = index  # an error now is this graph's: the workbook says where load() gave it
             worker.set_phase(protocol.Phase.LOADING)
             if module is None:
                 raise AttributeError(f"'{raw.get('returned', 'NoneType')}' object has no attribute 'execute'")
             models.append((group, session.load(Module(module), custom_extensions=[Path(request["kernels"])])))
+        result.pop("group", None)
         worker.set_phase(protocol.Phase.WAITING)
         waited = time.monotonic()
         worker.expect(protocol.RUN)  # go: the op's kernels passed
