@@ -239,7 +239,8 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
         child = children.start(argv, log=channel["log"], env=child_env, cwd=folder, learner=True,
-                               memory_extra_mb=own_memory_mb(plan, cases, mode), pass_fds=(*channel.fds(), *keep))
+                               memory_extra_mb=own_memory_mb(plan, cases, mode),
+                               pass_fds=(*(sink.fd for sink in handed.values()), *keep))
         waited = limit if callable(limit) else ceiling + 5
         outcome = children.wait(child, waited, (lambda: tick(channel["phase"])) if tick else None,
                                 soft=None if mode == "gpu" else signal.SIGUSR1)
