@@ -403,3 +403,22 @@ def test_a_run_folder_file_is_read_only_when_it_is_a_regular_file(tmp_path):
     (tmp_path / protocol.RESULT).write_text('{"status": "ok"}' + " " * (protocol.RESULT_CAP + 10))
     assert protocol.read_result(tmp_path) == {"status": "ok"}  # read up to the cap, the rest never
     shutil.rmtree(tmp_path / "secret", ignore_errors=True)
+
+
+def test_a_graph_naming_another_kernel_library_is_not_the_learner_s_op(tmp_path):
+    from workbook import graphrun
+
+    text = ('mo.graph @softmax(%arg0: !mo.tensor<[8], f32>) -> !mo.tensor<[8], f32> attributes '
+            '{_kernel_library_paths = ["LIBRARY"], argument_names = ["input0"], result_names = ["output0"]} {\n'
+            '  %0 = mo.chain.create()\n'
+            '  %1 = mo.custom [symbol = "softmax", parameters = {dtype = f32, input_size = 8 : index}](%arg0) : '
+            '(!mo.tensor<[8], f32>) -> !mo.tensor<[8], f32>\n'
+            '  mo.output %1 : !mo.tensor<[8], f32>\n}')
+    ours = tmp_path / "op.mojoc"
+    assert not graphrun.bypasses(graphrun.check_graph(text.replace("LIBRARY", str(ours)), ["softmax"], ours))
+    theirs = graphrun.check_graph(text.replace("LIBRARY", "/tmp/theirs.mojoc"), ["softmax"], ours)
+    assert graphrun.bypasses(theirs) and theirs["others"] == ["kernel library /tmp/theirs.mojoc"]
+    both = graphrun.check_graph(text.replace('"LIBRARY"', f'"{ours}", "/tmp/theirs.mojoc"'), ["softmax"], ours)
+    assert graphrun.bypasses(both) and both["others"] == ["kernel library /tmp/theirs.mojoc"]
+    none = graphrun.check_graph(text.replace('"LIBRARY"', ""), ["softmax"], ours)
+    assert none["others"] == ["kernel library (none)"]

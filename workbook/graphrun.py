@@ -102,8 +102,9 @@ def check_graph(text: str, allowed: list[str], kernels: Path) -> dict:
     as something else the graph calls."""
     found = graph_problems(text, allowed)
     named = libraries(text)
-    if named != [str(kernels)]:
-        found["others"] = sorted({*found["others"], *(f"kernel library {n}" for n in named or ["(none)"])})
+    foreign = [n for n in named if n != str(kernels)] if named else ["(none)"]
+    if foreign:
+        found["others"] = sorted({*found["others"], *(f"kernel library {n}" for n in foreign)})
     return found
 
 
