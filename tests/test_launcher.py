@@ -4,6 +4,7 @@ becomes exactly one launch per case, with the outputs filled before it."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 
 import numpy as np
@@ -314,6 +315,25 @@ def test_the_gpu_harness_writes_what_the_workbook_reads(tmp_path):
 
     wrongly = subprocess.run([str(tmp_path / "harness"), str(run)], capture_output=True, text=True, timeout=60)
     assert wrongly.returncode != 0 and "usage: launcher RUN_DIR" in wrongly.stderr
+    # Under the workbook: everything through the descriptors WORKBOOK_FDS names, nothing in the folder.
+    from workbook.channel import Channel
+
+    for name in (protocol.OUTPUTS_BIN, protocol.RESULT, protocol.PHASE):
+        (run / name).unlink()
+    with Channel("outputs", "result", "phase") as channel:
+        handed = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "2", "60", "0,2"],
+                                capture_output=True, text=True, timeout=60, pass_fds=channel.fds(),
+                                env={**os.environ, "WORKBOOK_FDS": channel.env()})
+        assert handed.returncode == 0, handed.stderr
+        assert not any((run / n).exists() for n in (protocol.OUTPUTS_BIN, protocol.RESULT, protocol.PHASE))
+        got = launcher.read_outputs(plan, channel["outputs"].read(launcher.outputs_size(plan, [0, 2], 2)), [0, 2], 2)
+        assert sorted(got) == [0, 2] and np.array_equal(got[2][1][0], cases[2]["inputs"]["a"])
+        assert protocol.read_phase(channel["phase"])[:2] == ("running", [3, len(plan.cases)])
+        assert protocol.read_result(channel["result"])["times_2"] == [1500, 1250]
+        closed = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "1", "60"], capture_output=True,
+                                text=True, timeout=60, env={**os.environ, "WORKBOOK_FDS": "outputs:77"})
+        assert closed.returncode != 0 and "WORKBOOK_FDS names a descriptor that is not open" in closed.stderr
+
     (run / protocol.INPUTS_BIN).write_bytes(b"\0" * 8)  # shorter than the plan says
     short = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "1", "60"],
                            capture_output=True, text=True, timeout=60)

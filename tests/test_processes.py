@@ -172,3 +172,24 @@ def test_a_compile_that_can_wait_runs_at_a_lower_priority(tmp_path):
         with Children() as children:
             children.run(groups, timeout=30, log=tmp_path / "group.log", nice=7)
         assert int((tmp_path / "group.log").read_text()) == 7
+
+
+def test_a_learner_child_writes_through_the_descriptors_it_was_handed_and_waiting_can_stop_early(tmp_path):
+    """pass_fds survive _exec.py (and its limits); a learner child's log is a sink of ours,
+    read from its end; `until` returns while the child runs on, and it is waited for again."""
+    from workbook.channel import Channel
+
+    with Channel("out", "log") as channel, Children() as children:
+        code = ("import os, sys, time\n"
+                "os.write(int(sys.argv[1]), b'handed back')\n"
+                "print('x' * 20000 + 'the end', flush=True)\n"
+                "time.sleep(0.5)\n")
+        child = children.start([sys.executable, "-c", code, str(channel["out"].fd)], log=channel["log"],
+                               cwd=tmp_path, learner=True, pass_fds=(channel["out"].fd,))
+        early = children.wait(child, 30, until=lambda: channel["out"].size() > 0)
+        assert early.reached and child.proc.poll() is None
+        done = children.wait(child, 30)
+        assert done.returncode == 0 and not done.reached
+        assert channel["out"].read(100) == b"handed back"
+        assert child.log_text(100) == "x" * 92 + "the end\n"
+    assert list(tmp_path.iterdir()) == []  # nothing of it in its folder

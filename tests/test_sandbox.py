@@ -113,3 +113,54 @@ def test_a_signal_inside_is_reported_as_that_signal(tmp_path):
     (SIGALRM) and fault handling rely on seeing the signal itself."""
     outcome, _ = inside(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
     assert outcome.returncode == -11
+
+
+def test_descriptors_the_workbook_opened_reach_the_program_and_nothing_else_does(tmp_path):
+    """The verdict channel through _exec.py and bwrap: what the program writes to a descriptor
+    it was handed lands in the workbook's nameless file (also when it opens it again through
+    /proc/self/fd, as compute-sanitizer's report is written), its output in the log sink, and
+    what it leaves in its run folder under the old names is never what the workbook reads."""
+    from workbook.channel import Sink
+
+    run = tmp_path / "run"
+    run.mkdir()
+    sink, log = Sink(), Sink()
+    code = ("import os, sys\n"
+            "fd = int(sys.argv[1])\n"
+            "os.write(fd, b'through the descriptor;')\n"
+            "with open(f'/proc/self/fd/{fd}', 'a') as again: again.write(' and again')\n"
+            "open('result.json', 'w').write('forged')\n"
+            "print('to the log')\n")
+    box = sandbox.Sandbox.create(Limits(memory_mb=1024, file_mb=8, processes=64))
+    try:
+        with Children(sandbox=box, limits=box.limits) as children:
+            child = children.start([sys.executable, "-c", code, str(sink.fd)], log=log, cwd=run, learner=True,
+                                   pass_fds=(sink.fd,))
+            outcome = children.wait(child, 60)
+            assert outcome.returncode == 0, child.log_text()
+            assert child.log_text().strip() == "to the log"
+        assert sink.read(1000) == b"through the descriptor; and again"
+        assert (run / "result.json").read_text() == "forged"  # there, and read by no one
+    finally:
+        sink.close()
+        log.close()
+
+
+def test_what_a_program_writes_through_its_descriptors_counts_against_its_file_limit(tmp_path):
+    from workbook.channel import Sink
+
+    run = tmp_path / "run"
+    run.mkdir()
+    sink, log = Sink(), Sink()
+    code = "import os, sys\nfd = int(sys.argv[1])\nfor i in range(100): os.write(fd, b'x' * (1 << 20))\n"
+    box = sandbox.Sandbox.create(Limits(memory_mb=1024, file_mb=2, processes=64))
+    try:
+        with Children(sandbox=box, limits=box.limits) as children:
+            child = children.start([sys.executable, "-c", code, str(sink.fd)], log=log, cwd=run, learner=True,
+                                   pass_fds=(sink.fd,))
+            outcome = children.wait(child, 60)
+        assert outcome.limit is not None and outcome.limit.key == "limits.file"
+        assert sink.size() <= 2 << 20
+    finally:
+        sink.close()
+        log.close()

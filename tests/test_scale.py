@@ -345,7 +345,10 @@ def test_a_real_graph_worker_built_early_is_ended_unrun_when_the_kernels_fail(ro
 
     def init(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
-        workers.append((self, kwargs.get("hold"), psutil.Process(self.child.pid)))
+        deadline = time.monotonic() + 60
+        while not self.started and time.monotonic() < deadline:  # its own thread starts its processes
+            time.sleep(0.01)
+        workers.append((self, kwargs.get("hold"), [psutil.Process(c.pid) for c in self.started]))
 
     real_host = engine.host.run
 
@@ -364,7 +367,8 @@ def test_a_real_graph_worker_built_early_is_ended_unrun_when_the_kernels_fail(ro
     assert part.kernels["cpu"].status == Status.FAIL, (part.kernels["cpu"], result.problem)
     assert part.graph["cpu"].status == Status.NOT_RUN and part.graph["cpu"].reasons[0].key == "reason.kernels_first"
     assert [hold for _, hold, _ in workers] == [True] and dropped == [workers[0][0]]
-    assert not workers[0][2].is_running() or workers[0][2].status() == psutil.STATUS_ZOMBIE
+    assert workers[0][2] and all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in workers[0][2])
+    assert all(child.proc.returncode is not None for child in workers[0][0].started)  # each reaped
 
 
 def test_an_op_s_graph_stage_does_not_wait_forever_on_a_kernel_stage_that_broke(root, monkeypatch):

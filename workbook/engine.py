@@ -211,12 +211,13 @@ class Check:
         if self._events:
             self._events(Event(part, device, Msg(key, values), status))
 
-    def ticker(self, part: str, device: str) -> Callable[[Path], None]:
-        """A callback for a run's wait loop: report its phase when it changes."""
+    def ticker(self, part: str, device: str) -> Callable[[protocol.Source], None]:
+        """A callback for a run's wait loop: report its phase when it changes (read from
+        the run's channel: protocol.read_phase)."""
         last: list = [None]
 
-        def tick(folder: Path) -> None:
-            phase, numbers, _ = protocol.read_phase(folder)
+        def tick(source: protocol.Source) -> None:
+            phase, numbers, _ = protocol.read_phase(source)
             if (phase, numbers) != last[0]:
                 last[0] = (phase, numbers)
                 if phase == "running" and len(numbers) == 2:

@@ -53,7 +53,10 @@ from .results import PuzzleResult, Status, to_dict
 
 # The settings that change a verdict, sent with every task of a class run so that every node
 # grades as the grader asked (the paths among verdicts.SETTINGS are each node's own).
-TASK_SETTINGS = tuple(name for name in verdicts.SETTINGS if name.startswith("WORKBOOK_"))
+# Grading's own: whether the source guard reads the files (a test of the walls behind it turns
+# it off), how many graded runs share a GPU, and one check's budget.
+TASK_SETTINGS = (*(name for name in verdicts.SETTINGS if name.startswith("WORKBOOK_")), "WORKBOOK_GRADE_GUARD",
+                 "WORKBOOK_GPU_SHARE", "WORKBOOK_CONTAINMENT")
 
 
 @dataclass

@@ -1,9 +1,12 @@
-"""Running a built launcher on one device, and reading back what it left.
+"""Running a built launcher on one device, and reading back what it handed over.
 
 The launcher is a child process (workbook/processes.py) in a folder of its
-own (workbook/protocol.py): inputs.bin in; outputs.bin, writers.bin,
-counters.bin and result.json out. Nothing it does can hang or crash the
-workbook: a crash, a fault or an endless loop becomes a status.
+own (workbook/protocol.py): inputs.bin in; its outputs, the simulator's maps
+(writers) and counts (counters), result.json, its phase and its log out,
+through descriptors opened here before it starts (workbook/channel.py), each
+read back with a cap from what the plan says it writes. Nothing it leaves in
+its folder is read. Nothing it does can hang or crash the workbook: a crash, a
+fault or an endless loop becomes a status.
 
 The simulator (and an op's CPU kernel, which runs in the same program) says
 where things happened as sites, addresses in the program; they are turned
@@ -27,8 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from . import gpulease, limits, protocol, settings, simfindings
+from .channel import ENV, Channel
 from .i18n import Msg, msg
-from .launcher import Plan, read_outputs
+from .launcher import Plan, outputs_size, read_outputs
 from .processes import Children
 from .symbols import Place
 
@@ -112,17 +116,20 @@ class KernelRun:
 
 def run(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,
         cases: list[int], prefix: list[str] | None = None, env: dict[str, str] | None = None,
-        limit: float | Callable[[], float] | None = None, tick=None, symbolize: Symbolize | None = None) -> KernelRun:
+        limit: float | Callable[[], float] | None = None, tick=None, symbolize: Symbolize | None = None,
+        keep: tuple[int, ...] = ()) -> KernelRun:
     """Run `binary` in `mode` (gpu, cpu, sim) on `cases`, `repeats` times each. `limit`
     may be a function, asked as the run goes (timing.py: it can shrink once the
-    solution's own time is known).
+    solution's own time is known). `prefix`: a program that runs the launcher
+    (compute-sanitizer), and `keep`: descriptors it is handed too (its report's).
 
     A fault (memory far outside every buffer) ends the process in its case: the
     case is reported, and the launcher runs again for the cases after it, so one
     faulting case does not hide the others."""
     total = KernelRun("ok")
     for chunk in chunks(plan, cases, repeats, mode, settings.file_limit_mb() * limits.MB // 2):
-        _run_cases(total, children, binary, plan, inputs, mode, repeats, chunk, prefix, env, limit, tick, symbolize)
+        _run_cases(total, children, binary, plan, inputs, mode, repeats, chunk, prefix, env, limit, tick, symbolize,
+                   keep)
         if total.status not in ("ok", "fatal"):
             break
     return total
@@ -167,14 +174,14 @@ def written(plan: Plan, index: int, repeats: int, mode: str) -> int:
 
 
 def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, inputs: Path, mode: str,
-               repeats: int, cases: list[int], prefix, env, limit, tick, symbolize) -> None:
+               repeats: int, cases: list[int], prefix, env, limit, tick, symbolize, keep) -> None:
     """One chunk of cases into `total`: a process, and another after each fault."""
     remaining = list(cases)
     while remaining:
         try:
             with gpu_slot(mode, prefix is not None, children) as on_gpu:
                 got, stopped = _run_once(children, binary, plan, inputs, mode, repeats, remaining, prefix,
-                                         {**(env or {}), **on_gpu}, limit, tick, symbolize)
+                                         {**(env or {}), **on_gpu}, limit, tick, symbolize, keep)
         except gpulease.Busy:
             total.status, total.message = "timeout", msg("gpu.busy")
             return
@@ -235,9 +242,10 @@ def merge_sites(have: list, more: list) -> list:
 
 
 def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,
-              cases: list[int], prefix, env, limit, tick, symbolize) -> tuple[KernelRun, int | None]:
+              cases: list[int], prefix, env, limit, tick, symbolize, keep) -> tuple[KernelRun, int | None]:
     """One process over `cases`; the case a fault stopped it in, if one did."""
     folder = Path(tempfile.mkdtemp(prefix=f"workbook-{plan.puzzle.id}-{mode}-"))
+    channel = Channel(*protocol.LAUNCHER_FILES, "log")
     try:
         (folder / protocol.INPUTS_BIN).symlink_to(inputs)
         fixed = limit if isinstance(limit, (int, float)) and limit > 0 else None
@@ -247,25 +255,28 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         child_env = dict(env or {})
         if mode != "gpu":
             child_env["WORKBOOK_SIM_STRETCH"] = f"{settings.sim_stretch():g}"
+        handed = {name: sink for name, sink in channel.sinks.items() if name != "log"}
+        child_env[ENV] = ",".join(f"{name}:{sink.fd}" for name, sink in handed.items())
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
-        child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder, learner=True,
-                               memory_extra_mb=own_memory_mb(plan, cases, mode) + (TOOL_MEMORY_MB if prefix else 0))
+        child = children.start(argv, log=channel["log"], env=child_env, cwd=folder, learner=True,
+                               memory_extra_mb=own_memory_mb(plan, cases, mode) + (TOOL_MEMORY_MB if prefix else 0),
+                               pass_fds=(*(sink.fd for sink in handed.values()), *keep))
         waited = limit if callable(limit) else ceiling + 5
-        outcome = children.wait(child, waited, (lambda: tick(folder)) if tick else None,
+        outcome = children.wait(child, waited, (lambda: tick(channel["phase"])) if tick else None,
                                 soft=None if mode == "gpu" else signal.SIGUSR1)
         if mode == "gpu":  # the GPU is handed on only once the driver let the process go
             child.gone(GPU_SETTLE)
         limit = limit() if callable(limit) else ceiling
         if outcome.cancelled:
             return KernelRun("cancelled", seconds=outcome.seconds), None
-        result = protocol.read_result(folder)
+        result = protocol.read_result(channel["result"])
         log = child.log_text()
         if outcome.limit is not None:  # a resource limit stopped it: that, whatever it did next
             return KernelRun("crash", outcome.limit, _tail(log), seconds=outcome.seconds), None
         got = KernelRun("ok", seconds=outcome.seconds)
         if result is not None:
-            _read_details(folder, result, plan, cases, repeats, got, binary, symbolize)
+            _read_details(channel, result, plan, cases, repeats, mode, got, binary, symbolize)
         if outcome.timed_out or (result is not None and result.get("status") == "timeout") or (
                 result is None and outcome.returncode in (-signal.SIGALRM, TIMEOUT_EXIT)):
             got.status = "timeout"
@@ -285,14 +296,27 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
             return KernelRun("crash", _death(outcome.returncode, log), _tail(log), seconds=outcome.seconds), None
         return got, None
     finally:
+        channel.close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _read_details(folder: Path, result: dict, plan: Plan, cases: list[int], repeats: int, got: KernelRun,
-                  binary: Path, symbolize: Symbolize | None) -> None:
-    got.outputs = read_outputs(plan, folder / protocol.OUTPUTS_BIN, cases, repeats)
-    _read_writers(folder / protocol.WRITERS_BIN, got)
-    _read_counters(folder / protocol.COUNTERS_BIN, got)
+def maps_cap(plan: Plan, cases: list[int], mode: str) -> int:
+    """The most the simulator's maps and counts of `cases` may take (writers.bin and
+    counters.bin each): what the plan says (`written`), and room for the maps of shared
+    arrays, which the kernel sizes; never past the learner's file limit where one is set."""
+    if mode == "gpu":
+        return 0
+    planned = sum(written(plan, index, 1, mode) for index in cases)
+    room = planned + (64 << 20)
+    file_cap = settings.file_limit_mb() * limits.MB
+    return min(room, file_cap) if file_cap else room
+
+
+def _read_details(channel: Channel, result: dict, plan: Plan, cases: list[int], repeats: int, mode: str,
+                  got: KernelRun, binary: Path, symbolize: Symbolize | None) -> None:
+    got.outputs = read_outputs(plan, channel["outputs"].read(outputs_size(plan, cases, repeats)), cases, repeats)
+    _read_writers(channel["writers"].read(maps_cap(plan, cases, mode)), got)
+    _read_counters(channel["counters"].read(maps_cap(plan, cases, mode)), got)
     for key, value in result.items():
         if key.startswith("shared_") and key[7:].isdigit() and isinstance(value, list):
             got.arrays[int(key[7:])] = value
@@ -371,12 +395,8 @@ def _tail(log: str) -> str:
     return "\n".join(lines[-30:])
 
 
-def _read_writers(path: Path, run: KernelRun) -> None:
+def _read_writers(raw: bytes, run: KernelRun) -> None:
     """writers.bin: records of four Int32 (kind, case, index, count), then count Int32."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return
     pos = 0
     while pos + 16 <= len(raw):
         kind, case, index, count = struct.unpack_from("<4i", raw, pos)
@@ -391,14 +411,10 @@ def _read_writers(path: Path, run: KernelRun) -> None:
             run.shared.setdefault(case, []).append((index, ids))
 
 
-def _read_counters(path: Path, run: KernelRun) -> None:
+def _read_counters(raw: bytes, run: KernelRun) -> None:
     """counters.bin: per launch (kind 3) its threads' COUNTERS; per output (kind 2) the
     most writes any one element of it got; per launch and buffer it wrote (kind 4) the
     most writes that launch made to one element, and which."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return
     pos = 0
     while pos + 16 <= len(raw):
         kind, case, index, count = struct.unpack_from("<4i", raw, pos)

@@ -25,10 +25,12 @@ from __future__ import annotations
 import dataclasses
 import struct
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from .catalog import Part, Puzzle, evaluate
+from .channel import read_file
 
 MOJO_DTYPE = {"float32": "DType.float32", "float64": "DType.float64", "int32": "DType.int32", "int64": "DType.int64",
               "bfloat16": "DType.bfloat16"}
@@ -202,11 +204,21 @@ def _stored(buf: Buffer, values) -> bytes:
     return (bits >> 16).astype(np.uint16).tobytes()
 
 
-def read_outputs(plan: Plan, path, selected: list[int], repeats: int) -> dict[int, list[list[np.ndarray]]]:
+def outputs_size(plan: Plan, selected: list[int], repeats: int) -> int:
+    """The bytes outputs.bin holds once `selected` ran `repeats` times each: every output of
+    every repeat behind its 16-byte header (a timed case's outputs are never written)."""
+    return sum((16 + o.nbytes) * repeats for index in set(selected) if 0 <= index < len(plan.cases)
+               for o in plan.cases[index].outputs())
+
+
+def read_outputs(plan: Plan, raw: bytes | Path, selected: list[int], repeats: int) -> dict[int, list[list[np.ndarray]]]:
     """outputs.bin back into arrays: case -> repeats -> outputs. Each output comes behind
     a header that names it (case, repeat, output, bytes), so a case that stopped keeps
-    no values, and never shows another case's: only cases with every repeat are given."""
-    raw = path.read_bytes() if path.exists() else b""
+    no values, and never shows another case's: only cases with every repeat are given.
+    `raw`: its bytes (read through the run's channel, up to `outputs_size`), or the file
+    of a launcher run by hand (read the safe way, with the same cap)."""
+    if isinstance(raw, Path):
+        raw = read_file(raw, outputs_size(plan, selected, repeats)) or b""
     found: dict[tuple[int, int, int], np.ndarray] = {}
     position = 0
     while position + 16 <= len(raw):

@@ -126,12 +126,20 @@ def peak_data(pid: int) -> int:
     return peak
 
 
+# Entries looked at in a run folder, at most: a child that makes millions of empty files
+# cannot make each look take seconds (a folder past this counts as past its size limit).
+MOST_ENTRIES = 100_000
+
+
 def largest_file(folder: Path) -> int:
-    """The size of the largest file right in `folder` (a run folder is flat)."""
+    """The size of the largest file right in `folder` (a run folder is flat). Nothing in it
+    is opened or followed: the child may have left links, FIFOs or devices there."""
     largest = 0
     try:
         with os.scandir(folder) as entries:
-            for entry in entries:
+            for seen, entry in enumerate(entries):
+                if seen >= MOST_ENTRIES:
+                    break
                 with contextlib.suppress(OSError):
                     if entry.is_file(follow_symlinks=False):
                         largest = max(largest, entry.stat(follow_symlinks=False).st_size)
@@ -142,13 +150,18 @@ def largest_file(folder: Path) -> int:
 
 def folder_size(folder: Path, stop_at: int) -> int:
     """Bytes under a folder, counted until `stop_at` is passed (a folder of a million files
-    costs no more than it must)."""
+    costs no more than it must: past MOST_ENTRIES entries it counts as full). Nothing in it
+    is opened or followed (links, FIFOs and devices are the child's, not sizes)."""
     total = 0
+    seen = 0
     pending = [folder]
     while pending and total <= stop_at:
         try:
             with os.scandir(pending.pop()) as entries:
                 for entry in entries:
+                    seen += 1
+                    if seen > MOST_ENTRIES:
+                        return stop_at + 1
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             pending.append(Path(entry.path))

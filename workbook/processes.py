@@ -25,7 +25,9 @@ A child that runs learner code (`learner=True`: kernel launchers, graph
 workers) gets resource limits (workbook/limits.py), a containment of its own
 that bounds its whole tree, shared memory included (workbook/containment.py: a
 cgroup, removed when the child is reaped, or a watcher), and, where the run has
-a sandbox (grading: workbook/sandbox.py), runs inside it.
+a sandbox (grading: workbook/sandbox.py), runs inside it. What it hands back
+comes through descriptors opened here before it starts (`pass_fds`, and its
+log: workbook/channel.py), never through a path it could replace.
 
 A graded run's `Children` has a deadline (the check's whole budget): every wait
 on a child ends by then, the compiler's too, and what is still running is
@@ -59,6 +61,7 @@ from . import containment as containment_
 from . import limits as limits_
 from . import sandbox as sandbox_
 from . import settings
+from .channel import Sink
 from .i18n import Msg
 
 POLL = 0.05
@@ -82,16 +85,19 @@ class Outcome:
     returncode: int | None
     timed_out: bool = False
     cancelled: bool = False
+    reached: bool = False  # `until` came true while it still runs (Children.wait)
     seconds: float = 0.0
     limit: Msg | None = None
 
 
 class Child:
-    def __init__(self, proc: subprocess.Popen, log: Path | None, token: str = "",
+    def __init__(self, proc: subprocess.Popen, log: Path | Sink | None, token: str = "",
                  limits: limits_.Limits | None = None, scratch: Path | None = None, sandboxed: bool = False,
-                 contain: containment_.Cgroup | containment_.Watcher | None = None, graded: bool = False):
+                 contain: containment_.Cgroup | containment_.Watcher | None = None, graded: bool = False,
+                 fds: tuple[int, ...] = ()):
         self.proc = proc
-        self.log = log
+        self.log = log  # a learner child's is a sink of ours (channel.py), read through our descriptor
+        self.fds = fds  # the descriptors it was handed: what it writes there counts towards its limits
         self.token = token
         self.limits = limits  # set for a child that runs learner code
         self.scratch = scratch  # the folder it writes, watched for size
@@ -112,6 +118,8 @@ class Child:
         """The end of its log, read from the end (a log may be megabytes)."""
         if self.log is None:
             return ""
+        if isinstance(self.log, Sink):
+            return self.log.tail(4 * limit).decode("utf-8", errors="replace")[-limit:]
         try:
             with open(self.log, "rb") as f:
                 f.seek(0, os.SEEK_END)
@@ -152,17 +160,31 @@ class Child:
             self.peak = max(self.peak, limits_.peak_data(self.pid))
         if self.limits.file_mb and self.scratch is not None:
             cap = self.limits.folder_bytes
-            if limits_.folder_size(self.scratch, cap) > cap:
+            if limits_.folder_size(self.scratch, cap) + sum(self._sizes(used=True)) > cap:
                 self.folder_full = True
                 return False
         return True
+
+    def _sizes(self, used: bool = False) -> list[int]:
+        """The sizes of what it writes through descriptors (its log too): in bytes, or
+        (`used`) in what they take on disk."""
+        found = []
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                info = os.fstat(fd)
+                found.append(info.st_blocks * 512 if used else info.st_size)
+        if isinstance(self.log, Sink):
+            found.append(self.log.used() if used else self.log.size())
+        return found
 
     def outcome(self, seconds: float) -> Outcome:
         code = self.returncode()
         limit = None
         if self.limits is not None:
-            size = self.log.stat().st_size if self.log is not None and self.log.exists() else 0
-            if self.scratch is not None:  # any file it wrote up to the limit (outputs.bin too): cut short
+            size = max([0, *self._sizes()])  # any file it wrote up to the limit (outputs too): cut short
+            if isinstance(self.log, Path) and self.log.exists():
+                size = max(size, self.log.stat().st_size)
+            if self.scratch is not None:
                 size = max(size, limits_.largest_file(self.scratch))
             stop = self.contain.stopped() if self.contain is not None else None
             limit = self.limits.why_stopped(code, self.peak, self.log_text(), self.folder_full, size, stop=stop,
@@ -273,15 +295,19 @@ class Children:
         """Seconds left before the deadline (None: there is none)."""
         return None if self.deadline is None else self.deadline - time.monotonic()
 
-    def start(self, argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
+    def start(self, argv: list[str], *, log: Path | Sink | None = None, env: dict[str, str] | None = None,
               cwd: Path | None = None, learner: bool = False, scratch: Path | None = None,
-              reads: tuple[Path, ...] = (), memory_extra_mb: int = 0, nice: int = 0) -> Child:
+              reads: tuple[Path, ...] = (), memory_extra_mb: int = 0, nice: int = 0,
+              pass_fds: tuple[int, ...] = ()) -> Child:
         """Start a program in a process group of its own, dying with this process.
 
-        `learner`: it runs learner code, so it gets the resource limits, and runs in this
-        run's sandbox if it has one, writing only to `scratch` (default: `cwd`) and reading
-        `reads` besides what its command line names. `memory_extra_mb`: memory the workbook's
-        own data needs in it (a launcher's buffers), on top of the learner's allowance.
+        `log`: where its stdout and stderr go (a learner child's: a sink of ours, never a
+        path it could replace). `learner`: it runs learner code, so it gets the resource
+        limits, and runs in this run's sandbox if it has one, writing only to `scratch`
+        (default: `cwd`) and reading `reads` besides what its command line names.
+        `pass_fds`: descriptors it inherits under the same numbers (through _exec.py and the
+        sandbox): its channel (channel.py). `memory_extra_mb`: memory the workbook's own
+        data needs in it (a launcher's buffers), on top of the learner's allowance.
         `nice`: how much lower than the workbook it runs (a compile that can wait)."""
         if self.cancelled.is_set():
             raise Cancelled()
@@ -300,6 +326,10 @@ class Children:
             if self.sandbox is not None:
                 writes, seen = sandbox_.writable_and_readable(argv, scratch)
                 self.sandbox.prepare(writes)
+                if self.sandbox.uid is not None:  # a root grader's: its user may reopen them (/proc/self/fd)
+                    for fd in pass_fds:
+                        with contextlib.suppress(OSError):
+                            os.fchown(fd, self.sandbox.uid, self.sandbox.uid)
                 argv = self.sandbox.wrap(argv, scratch=writes, reads=[*seen, *reads], cwd=cwd,
                                          env={**extra, TOKEN: token})
                 extra = {}
@@ -312,37 +342,42 @@ class Children:
             if contain is not None:  # joined first, outside the sandbox: bwrap is inside too
                 options = [*contain.options(), *options]
         try:
-            out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed right after Popen
+            opened = isinstance(log, Path)
+            out = open(log, "wb") if opened else log.fd if isinstance(log, Sink) else subprocess.DEVNULL  # noqa: SIM115
             try:
                 proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", str(settings.EXEC), str(os.getpid()), *options, "--", *argv],
-                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, pass_fds=pass_fds,
                     env={**os.environ, **extra, TOKEN: token}, cwd=str(cwd) if cwd else None,
                     start_new_session=True,
                 )
             finally:
-                if log:
+                if opened:
                     out.close()
         except BaseException:
             if contain is not None:
                 contain.close()
             raise
         child = Child(proc, log, token, limits, scratch if learner else None, learner and self.sandbox is not None,
-                      contain, self.graded)
+                      contain, self.graded, fds=pass_fds)
         child.kind = kind
         with self._lock:
             self._live.append(child)
         return child
 
     def wait(self, child: Child, limit: Callable[[], float | None] | float | None = None,
-             tick: Callable[[], None] | None = None, soft: int | None = None) -> Outcome:
+             tick: Callable[[], None] | None = None, soft: int | None = None,
+             until: Callable[[], bool] | None = None) -> Outcome:
         """Wait for a child; kill it past its time limit (`limit` may be a function,
         asked again at each poll: the limit can depend on what the child is doing),
         or, for learner code, past its run folder's size limit. `soft`: a signal that
         asks the child to stop and say where it was, sent at the limit; it is killed if
-        it has not ended a moment later."""
+        it has not ended a moment later. `until`: return (`reached`, the child still
+        running, to be waited for again) as soon as it says so."""
         looked = 0.0
         while child.poll() is None:
+            if until is not None and until():
+                return Outcome(None, reached=True, seconds=time.monotonic() - child.started)
             if self.cancelled.is_set():
                 self.kill(child)
                 return Outcome(None, cancelled=True, seconds=time.monotonic() - child.started)
@@ -409,13 +444,15 @@ class Children:
 
 def program_kind(argv: list[str]) -> str:
     """What a command is, in a word or two, for the CPU tally: `mojo build`, `mojo
-    precompile`, `cc`, `compute-sanitizer`, `graph worker`, or `launcher` (a program the
+    precompile`, `cc`, `compute-sanitizer`, `graph worker`, `graph build` (the learner's graph
+    file, run: workbook/graphrun.py), or `launcher` (a program the
     workbook built: the simulator's or the GPU's)."""
     name = Path(argv[0]).name if argv else ""
     if name == "mojo":
         return f"mojo {argv[1]}" if len(argv) > 1 else name
     if name.startswith("python"):
-        return "graph worker" if "workbook.worker" in argv else "python"
+        return "graph worker" if "workbook.worker" in argv else "graph build" if "workbook.graphbuild" in argv \
+            else "python"
     if name in ("cc", "gcc", "clang", "compute-sanitizer", "nvidia-smi"):
         return name
     # build.py names a launcher's binary host[-unwatched][-g1] or gpu-TARGET[-g1]

@@ -1,9 +1,12 @@
 """The files a child run and the workbook share: one definition for both sides.
 
 A run gets a folder of its own. The workbook writes the request and the
-inputs; the child (a generated Mojo launcher, or `python -m workbook.worker`
-for a MAX graph) writes its phase as it goes, its outputs, and a result.
-workbook/mojo/wbio.c and wbsim.c write the same names from the launchers.
+inputs there (the child's to read); what the child hands back (its phase as it
+goes, its outputs, its result, its log) goes through descriptors the workbook
+opened before it started (workbook/channel.py), never through the folder, which
+the child can write. workbook/mojo/wbrun.h names the same things for the
+launchers (WORKBOOK_FDS), and falls back to these file names in the folder for
+a launcher run by hand; a folder is then read the safe way (channel.read_file).
 """
 
 from __future__ import annotations
@@ -13,20 +16,33 @@ import time
 from enum import Enum
 from pathlib import Path
 
+from .channel import Sink, file_mtime, read_file
+
 REQUEST = "request.json"  # what a graph worker should do
 INPUTS_NPZ = "inputs.npz"  # a graph worker's inputs: "<case>/<name>"
-OUTPUTS_NPZ = "outputs.npz"  # a graph worker's outputs: "<case>/<repeat>/<k>"
 INPUTS_BIN = "inputs.bin"  # a launcher's inputs, at the plan's offsets
 OUTPUTS_BIN = "outputs.bin"  # a launcher's outputs, in plan order
 WRITERS_BIN = "writers.bin"  # the simulator's maps of who wrote what
 COUNTERS_BIN = "counters.bin"  # the simulator's counts: accesses per thread, writes per element
 RESULT = "result.json"  # {"status": ..., "message": ..., ...}; its absence means the child died
 PHASE = "phase"  # "loading", "waiting", "running K N", "done"
-GO = "go"  # written by the workbook: a graph worker holding its built graphs may run them
-LOG = "log.txt"  # the child's stdout and stderr
+
+# A launcher's channel, by the names WORKBOOK_FDS gives them (wbrun.h), and its files by name
+# (a launcher run by hand).
+LAUNCHER_FILES = {"outputs": OUTPUTS_BIN, "writers": WRITERS_BIN, "counters": COUNTERS_BIN, "result": RESULT,
+                  "phase": PHASE}
+
+# A graph worker's control pipe (workbook/graphrun.py), one byte each: the first process's
+# graphs are in its `built` descriptor; they are approved, build them; run them.
+BUILT, BUILD, RUN = b"B", b"C", b"R"
+
+RESULT_CAP = 8 << 20  # result.json: the simulator's is at most 1 MB; times of many timed launches
+PHASE_CAP = 256
 
 # Exit code of a simulated kernel that used the simulator outside a launch.
 SIM_MISUSE = 70
+
+Source = Path | Sink  # a run folder (a file in it, read the safe way), or a channel's sink
 
 
 class Status(str, Enum):
@@ -38,35 +54,44 @@ class Status(str, Enum):
 
 class Phase(str, Enum):
     LOADING = "loading"  # building the graph (slow when cold)
+    CHECKING = "checking"  # the graphs, as MAX read them, are with the workbook, which approves them
     WAITING = "waiting"  # built, held until the workbook says go (the op's kernels passed)
     RUNNING = "running"  # running the kernels (quick, unless they never end)
     DONE = "done"
 
 
-def write_phase(folder: Path, phase: Phase, *values: int) -> None:
-    (folder / PHASE).write_text(" ".join([phase.value, *map(str, values)]))
+def read(source: Source, name: str, cap: int) -> bytes | None:
+    """What a child handed back as `name`, at most `cap` bytes: from its sink, or from the
+    file of that name in a run folder (no link followed, nothing but a regular file)."""
+    if isinstance(source, Sink):
+        return source.read(cap)
+    return read_file(source / name, cap)
 
 
-def read_phase(folder: Path) -> tuple[str, list[int], float]:
+def phase_text(phase: Phase, *values: int) -> bytes:
+    return " ".join([phase.value, *map(str, values)]).encode()
+
+
+def read_phase(source: Source) -> tuple[str, list[int], float]:
     """(phase, its numbers, when it began); ("starting", [], 0) before the child wrote any."""
-    path = folder / PHASE
+    raw = read(source, PHASE, PHASE_CAP)
+    stamp = source.mtime() if isinstance(source, Sink) else file_mtime(source / PHASE)
     try:
-        words = path.read_text().split()
-        return words[0], [int(w) for w in words[1:] if w.isdigit()], path.stat().st_mtime
-    except (OSError, IndexError, ValueError):
+        words = (raw or b"").decode("ascii").split()
+        return words[0], [int(w) for w in words[1:] if w.isdigit()], stamp
+    except (UnicodeDecodeError, IndexError):
         return "starting", [], 0.0
 
 
-def write_result(folder: Path, status: Status, message: str = "", **extra) -> None:
-    (folder / RESULT).write_text(json.dumps({"status": status.value, "message": message, **extra}))
-
-
-def read_result(folder: Path) -> dict | None:
+def read_result(source: Source) -> dict | None:
+    raw = read(source, RESULT, RESULT_CAP)
     try:
-        return json.loads((folder / RESULT).read_text())
-    except (OSError, ValueError):
+        found = json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
         return None
+    return found if isinstance(found, dict) else None
 
 
 def since(stamp: float) -> float:
     return time.time() - stamp if stamp else 0.0
+

@@ -221,12 +221,13 @@ def probe() -> Msg | None:
 def writable_and_readable(argv: list[str], scratch: Path | None) -> tuple[list[Path], list[Path]]:
     """What a command line needs of the filesystem: the folders it may write (its run
     folder, and the workbook's own temp folder where it is told to write a file that is not
-    there yet: compute-sanitizer's log) and the files it reads (every path it names that
-    exists, and what the links in its run folder point at: the inputs)."""
+    there yet) and the files it reads (every path it names that exists, and what the links
+    in its run folder point at: the inputs). A descriptor it inherits, named by its path in
+    /proc (compute-sanitizer's report: `/proc/self/fd/N`), is its own, not a path to bind."""
     writes = [scratch] if scratch else []
     reads: list[Path] = []
     for arg in argv:
-        if not arg.startswith("/"):
+        if not arg.startswith("/") or arg.startswith(("/proc/", "/dev/fd/")):
             continue
         path = Path(arg)
         if any(path == w or w in path.parents for w in writes):

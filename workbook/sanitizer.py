@@ -94,11 +94,16 @@ def environment(tool: str) -> dict[str, str]:
     return {"MODULAR_DEVICE_CONTEXT_MEMORY_MANAGER_SIZE": "0"} if tool in ("memcheck", "initcheck") else {}
 
 
-def wrapper(tool: str, log: Path) -> list[str]:
-    """The command prefix that runs a program under one tool, its report in `log`."""
+LOG_CAP = 8 << 20  # a report past this is cut (each kind of finding is printed 20 times at most)
+
+
+def wrapper(tool: str, log_fd: int) -> list[str]:
+    """The command prefix that runs a program under one tool, its report written to the
+    descriptor `log_fd` it inherits (workbook/channel.py: no path in the run folder, or
+    anywhere the program could replace)."""
     binary = locate()
     assert binary is not None
-    args = [str(binary), "--tool", tool, "--log-file", str(log), "--print-limit", "20",
+    args = [str(binary), "--tool", tool, "--log-file", f"/proc/self/fd/{log_fd}", "--print-limit", "20",
             "--show-backtrace", "no", "--error-exitcode", "0"]
     if tool == "racecheck":
         args += ["--racecheck-report", "hazard"]

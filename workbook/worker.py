@@ -1,169 +1,198 @@
-"""The child process that runs an op puzzle's MAX graph on one device.
+"""The child process that compiles and runs an op puzzle's MAX graph on one device.
 
-Kept apart from the workbook's own process on purpose: the learner's code may
-crash, fault the GPU or loop forever, and the parent only reads the files this
-process leaves behind (workbook/protocol.py). It enforces its own time limits
-too, so it never outlives a workbook that was killed.
+The second of a graph run's two processes (workbook/graphrun.py). It imports
+nothing of the learner's: the learner's graph file ran in the first one
+(workbook/graphbuild.py), which handed over each graph as MLIR text. Here, as
+the workbook tells it over its control pipe:
 
-It also checks what the graph is made of: a pass must come from the learner's
-custom op, so a graph with any other computation in it (MAX's built-in
-softmax, say) is reported rather than run.
+1. it reads those texts as MAX reads them (one `mo.graph` each), names the
+   workbook's own `.mojoc` as their kernel library, and hands them back printed
+   by MLIR itself: the workbook checks what each graph computes on that (a
+   pass must come from the learner's custom op, not MAX's softmax, say);
+2. once the workbook approves, it compiles exactly what it parsed, with the
+   workbook's `.mojoc`, and waits to be told to run (a held worker builds while
+   the kernels are still being judged);
+3. it runs each case and hands back the outputs and a result.
 
-Usage: python -m workbook.worker RUN_DIR   (RUN_DIR/request.json says what to do)
+Everything goes through descriptors the workbook opened (workbook/channel.py):
+the learner's op runs in this process, so nothing it could leave in the run
+folder is read. It enforces its own time limits too, so it never outlives a
+workbook that was killed.
+
+Usage: python -m workbook.worker RUN_DIR   (RUN_DIR/request.json, RUN_DIR/inputs.npz;
+WORKBOOK_FDS=control:N,graphs:N,outputs:N,result:N,phase:N)
 """
 
 from __future__ import annotations
 
-import importlib.util
+import io
 import json
 import os
 import re
 import sys
 import threading
 import time
-import traceback
 from pathlib import Path
 
 import numpy as np
 
 from . import protocol
+from .graphbuild import descriptors, put
 
 COMPILE_ERROR = re.compile(r"^[^\s:][^:\n]*:\d+:\d+: error: ", re.MULTILINE)
-OP_LINE = re.compile(r"^\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?([\w.]+)")
-CUSTOM = re.compile(r'mo\.custom \[symbol = "([^"]+)"')
-STRUCTURE = {"mo.chain.create", "mo.output", "mo.graph"}
+KERNEL_LIBRARIES = "_kernel_library_paths"
+MESSAGE_CAP = 64 << 20  # the graphs' text, every shape's
 
 
-def _load_function(folder: Path, entry: str):
-    file_name, _, func_name = entry.partition(":")
-    path = folder / file_name
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location(f"puzzle_graph_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, func_name)
+class Stopped(Exception):
+    """The workbook closed the control pipe: nothing more to do."""
 
 
-def _learner_trace(exc: BaseException, folder: Path) -> str:
-    """The traceback frames in the puzzle's own files, then the error itself."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if str(folder) in f.filename]
-    lines = [f"{Path(f.filename).relative_to(folder)}:{f.lineno} in {f.name}: {f.line}" for f in frames]
-    return "\n".join(lines + [f"{type(exc).__name__}: {exc}"])
+class Worker:
+    def __init__(self, run_dir: Path) -> None:
+        self.fds = descriptors()
+        self.request = json.loads((run_dir / protocol.REQUEST).read_text())
+        self.run_dir = run_dir
+        self.phase = ("starting", time.monotonic())
+        self.lock = threading.Lock()
+
+    def set_phase(self, phase: protocol.Phase, *values: int) -> None:
+        with self.lock:
+            self.phase = (phase.value, time.monotonic())
+        put(self.fds["phase"], protocol.phase_text(phase, *values))
+
+    def watchdog(self) -> None:
+        """End this process past a phase's time limit, even if the workbook is gone."""
+        limits = {"loading": self.request["load_timeout"], "checking": self.request["load_timeout"],
+                  "running": self.request["run_timeout"], "waiting": self.request["wait_timeout"]}
+
+        def watch() -> None:
+            while True:
+                with self.lock:
+                    phase, since = self.phase
+                limit = limits.get(phase)
+                if limit and time.monotonic() - since > limit + 5:
+                    os._exit(124)
+                time.sleep(0.5)
+
+        threading.Thread(target=watch, daemon=True).start()
+
+    def expect(self, what: bytes) -> None:
+        """Wait for the workbook's word on the control pipe (protocol.BUILT, BUILD, RUN);
+        Stopped when it closed the pipe instead, or said something else."""
+        if os.read(self.fds["control"], 1) != what:
+            raise Stopped()
+
+    def built(self) -> dict:
+        """The first process's graphs, as the workbook passed them on (its `built` descriptor)."""
+        fd = self.fds["built"]
+        size = os.fstat(fd).st_size
+        if size > MESSAGE_CAP:
+            raise ValueError("the graphs' text is too large")
+        data, done = bytearray(), 0
+        while done < size:
+            chunk = os.pread(fd, size - done, done)
+            if not chunk:
+                break
+            data += chunk
+            done += len(chunk)
+        return json.loads(bytes(data))
 
 
-def graph_problems(text: str, allowed: list[str]) -> dict:
-    """What a graph computes besides the puzzle's custom ops, from its MLIR text:
-    {"others": [op names], "missing": [ops never called], "unused": bool}."""
-    others, called, results, outputs = [], set(), set(), []
-    for line in text.splitlines():
-        m = OP_LINE.match(line)
-        if not m or line.strip().startswith(("}", "mo.graph")):
-            continue
-        op = m.group(1)
-        custom = CUSTOM.search(line)
-        if custom and custom.group(1) in allowed:
-            called.add(custom.group(1))
-            results.update(re.findall(r"%[\w#]+", line.split("=")[0]))
-        elif op == "mo.output":
-            outputs = re.findall(r"%[\w#]+", line.split(":")[0])
-        elif op not in STRUCTURE:
-            others.append(custom.group(1) if custom else op)
-    from_op = all(o.split("#")[0] in {r.split("#")[0] for r in results} for o in outputs)
-    return {"others": sorted(set(others)), "missing": sorted(set(allowed) - called), "outputs_from_op": from_op}
+def parse(text: str, kernels: str, context):
+    """One graph's text, as MLIR reads it: (its module for MAX, its text as MLIR prints it).
+    It must hold one `mo.graph` and nothing else; its kernel library is the workbook's."""
+    from max import mlir
+    from max.graph.graph import Operation
+
+    module = mlir.Module.parse("module {\n" + text + "\n}", context)
+    ops = list(module.body.operations)
+    if len(ops) != 1 or ops[0].operation.name != "mo.graph":
+        raise ValueError("the graph's text is not one graph")
+    graph = ops[0].operation
+    graph.attributes[KERNEL_LIBRARIES] = mlir.ArrayAttr.get([mlir.StringAttr.get(kernels, context)])
+    printed = str(graph)
+    bytecode = io.BytesIO()
+    module.operation.write_bytecode(bytecode)
+    return Operation.from_bytecode(bytecode.getvalue(), context), printed
 
 
-class _Recording:
-    """The session the learner's load() sees: it keeps every graph it compiles."""
-
-    def __init__(self, session):
-        self._session = session
-        self.graphs: list = []
-
-    def load(self, graph, *args, **kwargs):
-        self.graphs.append(graph)
-        return self._session.load(graph, *args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self._session, name)
-
-
-def _watchdog(run_dir: Path, limits: dict[str, float]) -> None:
-    """End this process past a phase's time limit, even if the parent is gone."""
-    def watch() -> None:
-        while True:
-            phase, _, since = protocol.read_phase(run_dir)
-            limit = limits.get(phase)
-            if limit and since and protocol.since(since) > limit + 5:
-                os._exit(124)
-            time.sleep(0.5)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def _await_go(run_dir: Path) -> None:
-    """Hold the built graphs until the workbook writes GO (its kernels passed); a
-    worker whose kernels failed is killed while it waits."""
-    protocol.write_phase(run_dir, protocol.Phase.WAITING)
-    while not (run_dir / protocol.GO).exists():
-        time.sleep(0.02)
+def write_array(out, key: tuple[int, int, int], array: np.ndarray) -> None:
+    """One output behind a line that names it (case, repeat, output) and says its type and shape."""
+    array = np.ascontiguousarray(array)
+    head = {"key": list(key), "dtype": array.dtype.str, "shape": list(array.shape)}
+    out.write(json.dumps(head).encode() + b"\n")
+    out.write(array.tobytes())
 
 
 def main(run_dir: Path) -> int:
-    request = json.loads((run_dir / protocol.REQUEST).read_text())
-    folder = Path(request["graph_dir"])
-    _watchdog(run_dir, {"loading": request["load_timeout"], "running": request["run_timeout"],
-                        "waiting": request["wait_timeout"]})
-    result: dict = {"status": protocol.Status.OK.value, "graphs": []}
-    protocol.write_phase(run_dir, protocol.Phase.LOADING)
+    worker = Worker(run_dir)
+    request = worker.request
+    worker.watchdog()
+    result: dict = {"status": protocol.Status.OK.value}
     started = time.monotonic()
     try:
         from max.driver import CPU, Accelerator, Buffer
         from max.engine import InferenceSession
+        from max.graph import Module
+        from max.graph.graph import _graph, default_mlir_context
 
         device = Accelerator() if request["device"] == "gpu" else CPU()
         result["device_name"] = getattr(device, "label", request["device"])
-        session = _Recording(InferenceSession(devices=[device]))
-        load = _load_function(folder, request["graph"])
+        session = InferenceSession(devices=[device])
         inputs = np.load(run_dir / protocol.INPUTS_NPZ)
-        outputs: dict[str, np.ndarray] = {}
-        models = []  # every shape's graph is built before any runs: a held worker builds early
-        for group in request["groups"]:
-            protocol.write_phase(run_dir, protocol.Phase.LOADING)
-            model = load(session, device, Path(request["kernels"]), **group["params"])
-            for graph in session.graphs[len(result["graphs"]):]:
-                result["graphs"].append(graph_problems(str(graph), request["ops"]))
-            if not session.graphs:
-                result["graphs"].append({"others": [], "missing": request["ops"], "outputs_from_op": False})
-            if any(g["others"] or g["missing"] or not g["outputs_from_op"] for g in result["graphs"]):
-                models = []
-                break  # a graph that bypasses the op is reported, not run
-            models.append((group, model))
-        if models and request["hold"]:
-            waited = time.monotonic()
-            _await_go(run_dir)
-            started += time.monotonic() - waited  # the time it took is the graphs' own, not the wait
-        for group, model in models:
-            for case in group["cases"]:
-                protocol.write_phase(run_dir, protocol.Phase.RUNNING, case + 1, request["total"])
-                buffers = [Buffer.from_numpy(np.ascontiguousarray(inputs[f"{case}/{n}"])).to(device)
-                           for n in request["inputs"]]
-                for rep in range(request["repeats"]):
-                    got = model.execute(*buffers)
-                    if len(got) != request["outputs"]:
-                        raise ValueError(f"the graph returned {len(got)} outputs; "
-                                         f"this puzzle expects {request['outputs']}")
-                    for k, value in enumerate(got):
-                        outputs[f"{case}/{rep}/{k}"] = value.to(CPU()).to_numpy().copy()
-        np.savez(run_dir / protocol.OUTPUTS_NPZ, **outputs)
+        context = default_mlir_context()
+        _graph._init_and_register_max_context(context)
+
+        worker.expect(protocol.BUILT)
+        built = worker.built()  # the first process's graphs, as it wrote them
+        started = time.monotonic()  # the graphs' own time starts here (the first process's is added)
+        worker.set_phase(protocol.Phase.LOADING)
+        modules, printed = [], []
+        with context:
+            for group in built["groups"]:
+                parsed = [parse(text, request["kernels"], context) for text in group["graphs"]]
+                modules.append(parsed[group["model"]][0] if group["model"] is not None else None)
+                printed.append([text for _, text in parsed])
+        put(worker.fds["graphs"], json.dumps({"groups": printed}).encode())
+        worker.set_phase(protocol.Phase.CHECKING)
+        worker.expect(protocol.BUILD)  # approved: nothing in them but the learner's op
+
+        models = []
+        for index, (group, module, raw) in enumerate(zip(request["groups"], modules, built["groups"])):
+            result["group"] = index  # an error now is this graph's: the workbook says where load() gave it
+            worker.set_phase(protocol.Phase.LOADING)
+            if module is None:
+                raise AttributeError(f"'{raw.get('returned', 'NoneType')}' object has no attribute 'execute'")
+            models.append((group, session.load(Module(module), custom_extensions=[Path(request["kernels"])])))
+        result.pop("group", None)
+        worker.set_phase(protocol.Phase.WAITING)
+        waited = time.monotonic()
+        worker.expect(protocol.RUN)  # go: the op's kernels passed
+        started += time.monotonic() - waited  # the time it took is the graphs' own, not the wait
+        with os.fdopen(os.dup(worker.fds["outputs"]), "wb") as out:
+            for group, model in models:
+                for case in group["cases"]:
+                    worker.set_phase(protocol.Phase.RUNNING, case + 1, request["total"])
+                    buffers = [Buffer.from_numpy(np.ascontiguousarray(inputs[f"{case}/{n}"])).to(device)
+                               for n in request["inputs"]]
+                    for rep in range(request["repeats"]):
+                        got = model.execute(*buffers)
+                        if len(got) != request["outputs"]:
+                            raise ValueError(f"the graph returned {len(got)} outputs; "
+                                             f"this puzzle expects {request['outputs']}")
+                        for k, value in enumerate(got):
+                            write_array(out, (case, rep, k), value.to(CPU()).to_numpy())
+    except Stopped:
+        return 0
     except Exception as exc:  # noqa: BLE001 - every failure becomes a status for the report
         text = f"{exc}"
-        if COMPILE_ERROR.search(text):
-            result.update(status=protocol.Status.COMPILE_ERROR.value, message=text)
-        else:
-            result.update(status=protocol.Status.ERROR.value, message=_learner_trace(exc, folder))
+        status = protocol.Status.COMPILE_ERROR if COMPILE_ERROR.search(text) else protocol.Status.ERROR
+        result.update(status=status.value, message=text if status == protocol.Status.COMPILE_ERROR
+                      else f"{type(exc).__name__}: {exc}")
     result["seconds"] = time.monotonic() - started
-    (run_dir / protocol.RESULT).write_text(json.dumps(result))
-    protocol.write_phase(run_dir, protocol.Phase.DONE)
+    put(worker.fds["result"], json.dumps(result).encode())
+    worker.set_phase(protocol.Phase.DONE)
     return 0
 
 

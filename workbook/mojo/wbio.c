@@ -1,8 +1,9 @@
 /* wbio.c: the GPU launcher's harness, the part that needs no GPU. It reads the
  * cases' inputs from the file the workbook wrote, says which case is running,
  * writes every output behind a header that names it (case, repeat, output,
- * bytes) and ends with result.json. wbio.mojo keeps only what needs Mojo's
- * types (device buffers, tensors) and calls these.
+ * bytes) and ends with result.json, each where wbrun.h says (the workbook's
+ * descriptors). wbio.mojo keeps only what needs Mojo's types (device buffers,
+ * tensors) and calls these.
  *
  * Why C: the same harness written in Mojo was compiled again with every edit
  * of a learner's kernel, about a quarter of the GPU launcher's compile; this is
@@ -48,7 +49,7 @@ i64 wbio_begin(void) {
         return 0;
     }
     alarm((unsigned)H.run.seconds);
-    H.out_fd = wbrun_create(&H.run, "outputs.bin");
+    H.out_fd = wbrun_open(&H.run, WBRUN_OUTPUTS);
     if (H.out_fd < 0) {
         say("could not write outputs.bin in", H.run.dir);
         return 0;
@@ -70,11 +71,7 @@ i64 wbio_wants(i64 index) { return wbrun_wants(&H.run, index); }
 void wbio_phase(i64 index, i64 total) {
     char text[64];
     int n = snprintf(text, sizeof text, "running %lld %lld", index + 1, total);
-    int fd = wbrun_create(&H.run, "phase");
-    if (fd >= 0) {
-        wbrun_put(fd, text, (size_t)n);
-        close(fd);
-    }
+    wbrun_replace(&H.run, WBRUN_PHASE, text, (size_t)n);
 }
 
 /* The address of an input at its byte offset in inputs.bin; 0 past its end. */
@@ -110,11 +107,12 @@ i64 wbio_finish(void) {
     double seconds = (double)(now.tv_sec - H.started.tv_sec) + (now.tv_nsec - H.started.tv_nsec) / 1e9;
     if (H.out_fd >= 0 && close(H.out_fd) != 0) return 0;
     H.out_fd = -1;
-    int fd = wbrun_create(&H.run, "result.json");
-    if (fd < 0) return 0;
-    char head[128];
-    int n = snprintf(head, sizeof head, "{\"status\": \"ok\", \"message\": \"\", \"seconds\": %.6f%s", seconds,
+    char *text = grow(NULL, H.extra_len + 160);
+    int n = snprintf(text, 160, "{\"status\": \"ok\", \"message\": \"\", \"seconds\": %.6f%s", seconds,
                      H.extra_len ? ", " : "");
-    int ok = wbrun_put(fd, head, (size_t)n) && wbrun_put(fd, H.extra ? H.extra : "", H.extra_len) && wbrun_put(fd, "}", 1);
-    return close(fd) == 0 && ok;
+    if (H.extra_len) memcpy(text + n, H.extra, H.extra_len);
+    text[n + H.extra_len] = '}';
+    int ok = wbrun_replace(&H.run, WBRUN_RESULT, text, (size_t)n + H.extra_len + 1);
+    free(text);
+    return ok;
 }

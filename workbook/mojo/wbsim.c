@@ -38,7 +38,8 @@
  *
  * The harness side reads the cases' inputs (inputs.bin), hands out buffers,
  * and writes outputs.bin, writers.bin, counters.bin and result.json for the
- * workbook (workbook/kernelrun.py reads them).
+ * workbook (workbook/kernelrun.py reads them), through the descriptors the
+ * workbook opened for them (wbrun.h: WORKBOOK_FDS).
  *
  * How a launcher is started (launcher RUN_DIR MODE REPEATS SECONDS [CASES]) and
  * the inputs file are wbrun.h's, shared with the GPU's harness. MODE is cpu (an
@@ -1063,9 +1064,10 @@ ATOMIC_OPS(128, unsigned __int128)
 /* Files                                                                     */
 /* ------------------------------------------------------------------------- */
 
-static int create(const char *name) {
-    int fd = wbrun_create(&S.run, name);
-    if (fd < 0) die("could not write %s/%s", S.run.dir, name);
+/* Where one of the things the run hands back goes (wbrun.h: the workbook's descriptor). */
+static int create(int which) {
+    int fd = wbrun_open(&S.run, which);
+    if (fd < 0) die("could not write %s/%s", S.run.dir, wbrun_names[which]);
     return fd;
 }
 
@@ -1166,13 +1168,7 @@ static void write_result(const char *status, const char *message) {
     jput("], \"unpriced_accesses\": %llu", (unsigned long long)T.unpriced);
     if (S.timeout_json[0]) jput(", \"timeout\": %s", S.timeout_json);
     jput("%s}", S.shared_table);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/result.json", S.run.dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        put(fd, J, JN);
-        close(fd);
-    }
+    wbrun_replace(&S.run, WBRUN_RESULT, J, JN);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1292,13 +1288,16 @@ static int anchor;
 void wb_begin(void) {
     const char *why = wbrun_start(&S.run);
     if (why) die("%s", why);
+    /* Not dumpable: no other process of this user (a shell the kernel started) may open
+     * its descriptors through /proc/PID/fd, the workbook's channel among them. */
+    prctl(PR_SET_DUMPABLE, 0);
     Dl_info info;
     if (dladdr(&anchor, &info) && info.dli_fbase) S.exe_base = (uintptr_t)info.dli_fbase;
     const char *stretch = getenv("WORKBOOK_SIM_STRETCH");
     S.stretch_limit = stretch && atof(stretch) > 0 ? atof(stretch) : 5.0;
-    S.out_fd = create("outputs.bin");
-    S.writers_fd = create("writers.bin");
-    S.counters_fd = create("counters.bin");
+    S.out_fd = create(WBRUN_OUTPUTS);
+    S.writers_fd = create(WBRUN_WRITERS);
+    S.counters_fd = create(WBRUN_COUNTERS);
     S.started = now();
     S.case_index = -1;
     S.shared_table[0] = 0;
@@ -1325,9 +1324,7 @@ i64 wb_wants(i64 index) { return wbrun_wants(&S.run, index); }
 void wb_case_begin(i64 index, i64 total) {
     char text[64];
     int n = snprintf(text, sizeof text, "running %lld %lld", (long long)index + 1, (long long)total);
-    int fd = create("phase");
-    put(fd, text, (size_t)n);
-    close(fd);
+    wbrun_replace(&S.run, WBRUN_PHASE, text, (size_t)n);
     for (int i = S.case_regions_from; i < S.nregions; i++) free(S.regions[i].shadow);
     S.nregions = S.case_regions_from;
     if (S.heap_next > S.heap_case_mark) {

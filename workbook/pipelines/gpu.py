@@ -9,13 +9,13 @@ from a build with line tables.
 
 from __future__ import annotations
 
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import build, judge, kernelrun, occupancy, ptx, sanitizer, settings, speed, timing, toolchain
 from ..catalog import Part
+from ..channel import Sink
 from ..i18n import Msg, msg
 from ..results import DeviceResult, Finding, Status
 
@@ -333,23 +333,24 @@ def _run_tools(check: Check, built: build.Built, indices: list[int], tools: list
             break
         ran.append(tool)
         check.emit("", "gpu", "phase.sanitizer", tool=tool)
-        log = Path(tempfile.mkdtemp(prefix="workbook-sanitizer-")) / f"{tool}.log"
-        raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1, indices,
-                            prefix=sanitizer.wrapper(tool, log), env=sanitizer.environment(tool),
-                            limit=check.capped(limit))
+        log = Sink()
+        try:
+            raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", 1, indices,
+                                prefix=sanitizer.wrapper(tool, log.fd), env=sanitizer.environment(tool),
+                                limit=check.capped(limit), keep=(log.fd,))
+            text = log.read(sanitizer.LOG_CAP).decode("utf-8", errors="replace")
+        finally:
+            log.close()
         if raw.status == "timeout":
             check.spent(f"compute-sanitizer ({tool})", timed_out=True)
         check.children.check()
-        text = log.read_text(errors="replace") if log.exists() else ""
         found = sanitizer.parse(tool, text, learner)
         findings += found
         if raw.status != "ok" and not found:
             problems.append(msg("sanitizer.could_not_run", tool=tool, why=raw.message or msg("run.died_code",
                                                                                               code="?")))
         keep = settings.keep_sanitizer_logs()
-        if keep and log.exists():
+        if keep and text:
             keep.mkdir(parents=True, exist_ok=True)
             (keep / f"{check.puzzle.id}-{tool}.log").write_text(text)
-        log.unlink(missing_ok=True)
-        log.parent.rmdir()
     return findings, problems, ran

@@ -2,9 +2,10 @@
 
 Only once the kernels passed their plain runs (compute-sanitizer may still be
 looking: `settle` has its last word): the learner's op is packaged (`mojo
-precompile`), the learner's graph is built and run by a worker process on the
-CPU and the GPU, and its outputs are judged like the kernels'. The graph may
-call the puzzle's custom op and nothing else.
+precompile`), the learner's graph file builds its graphs in a process of its
+own, and the workbook's worker compiles and runs them, once checked, on the CPU
+and the GPU (workbook/graphrun.py); the outputs are judged like the kernels'.
+The graph may call the puzzle's custom op and nothing else.
 """
 
 from __future__ import annotations
