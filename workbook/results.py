@@ -6,7 +6,10 @@ learner's language, the JSON in English next to its key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
+import functools
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from enum import Enum
 
 from .exitcodes import JSON_SCHEMA
@@ -332,3 +335,133 @@ def to_dict(result: PuzzleResult) -> dict:
 def document(**content) -> dict:
     """A --json document: the schema version first."""
     return {"schema": JSON_SCHEMA, **content}
+
+
+# ---------------------------------------------------------------------------
+# From JSON: the verdict cache keeps results as JSON (data, never code: verdicts.py)
+# ---------------------------------------------------------------------------
+
+
+class Malformed(ValueError):
+    """A JSON document that is not a result of this shape: where, and what was wrong."""
+
+
+def from_dict(data: dict) -> PuzzleResult:
+    """The inverse of `to_dict`: a result read back renders as the one computed. Every
+    value is checked against its field's type (a field missing takes its default; what
+    to_dict derives, `devices` and `reason`, is computed again); anything else raises
+    Malformed, never another exception."""
+    try:
+        return _build(PuzzleResult, data, "result")
+    except Malformed:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise Malformed(f"result: {exc}") from None
+
+
+def _elements() -> dict[tuple[type, str], type]:
+    """Fields typed as a bare `list` of another module's records (imported here: they import us)."""
+    from .occupancy import Occupancy
+    from .ptx import KernelPtx
+
+    return {(DeviceResult, "ptx"): KernelPtx, (DeviceResult, "occupancy"): Occupancy}
+
+
+@functools.cache
+def _hints(cls: type) -> dict:
+    return typing.get_type_hints(cls)
+
+
+def _build(tp, value, where: str):
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _build(option, value, where)
+            except Malformed:
+                continue
+        raise Malformed(f"{where}: {type(value).__name__} is none of {tp}")
+    if tp is Msg:
+        return _message(value, where)
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        try:
+            return tp(value)
+        except ValueError:
+            raise Malformed(f"{where}: {value!r} is no {tp.__name__}") from None
+    if isinstance(tp, type) and is_dataclass(tp):
+        return _record(tp, value, where)
+    if origin is list or tp is list:
+        _expect(value, list, where)
+        return [_build(args[0], v, f"{where}[{i}]") if args else v for i, v in enumerate(value)]
+    if origin is tuple:
+        _expect(value, list, where)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_build(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise Malformed(f"{where}: {len(value)} values, not {len(args)}")
+        return tuple(_build(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+    if origin is dict or tp is dict:
+        _expect(value, dict, where)
+        if not args:
+            return value
+        return {_key(args[0], k, where): _build(args[1], v, f"{where}.{k}") for k, v in value.items()}
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise Malformed(f"{where}: {value!r} is not a number")
+    if tp in (int, str, bool):
+        if type(value) is not tp:
+            raise Malformed(f"{where}: {value!r} is not {tp.__name__}")
+        return value
+    if tp is object:  # never kept (the per-thread table): only its absence is read back
+        return None
+    raise Malformed(f"{where}: no reader for {tp}")
+
+
+def _expect(value, kind: type, where: str) -> None:
+    if not isinstance(value, kind):
+        raise Malformed(f"{where}: {type(value).__name__}, not {kind.__name__}")
+
+
+def _key(tp, key: str, where: str):
+    """A dict key as JSON wrote it (always text) in its own type again."""
+    if tp is int:
+        try:
+            return int(key)
+        except ValueError:
+            raise Malformed(f"{where}: key {key!r} is not a number") from None
+    return key
+
+
+def _record(cls: type, value, where: str):
+    _expect(value, dict, where)
+    hints, special, kwargs = _hints(cls), _elements(), {}
+    for f in fields(cls):
+        if not f.init or f.name not in value:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise Malformed(f"{where}.{f.name}: missing")
+            continue
+        element = special.get((cls, f.name))
+        tp = list[element] if element is not None else hints[f.name]
+        kwargs[f.name] = _build(tp, value[f.name], f"{where}.{f.name}")
+    return cls(**kwargs)
+
+
+def _message(value, where: str) -> Msg:
+    _expect(value, dict, where)
+    if not isinstance(value.get("key"), str) or not isinstance(value.get("values", {}), dict):
+        raise Malformed(f"{where}: not a message")
+    return Msg(value["key"], {str(k): _message_value(v, f"{where}.{k}") for k, v in value.get("values", {}).items()})
+
+
+def _message_value(value, where: str):
+    """A message's value: a message again where it was one, else plain JSON as it was."""
+    if isinstance(value, dict):
+        if set(value) == {"key", "text", "values"}:
+            return _message(value, where)
+        return {str(k): _message_value(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_message_value(v, where) for v in value]
+    return value
