@@ -81,6 +81,17 @@ class Unsafe(Exception):
         self.why = why
 
 
+def configured() -> Path | None:
+    """The cache folder the settings name, as named (nothing made, nothing checked)."""
+    env = os.environ.get("WORKBOOK_CACHE")
+    if env:
+        return Path(env)
+    try:
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbook"
+    except RuntimeError:
+        return None
+
+
 def _configured() -> Path:
     """The cache folder the settings name (WORKBOOK_CACHE, else the XDG cache), made if
     missing; a WORKBOOK_CACHE that can't be made is the user's to fix, and says so."""
@@ -318,14 +329,28 @@ def contents(folder: Path) -> dict[str, str]:
 
 
 def holds(folder: Path, record: dict) -> bool:
-    """Whether every file a finished entry's record names is still ours and unchanged."""
+    """Whether every file a finished entry's record names is still ours and unchanged, and
+    the folders it calls closed hold nothing else (no file added beside the sources, which
+    an import or an include could pick up)."""
     files = record.get("files") if isinstance(record, dict) else None
-    if not isinstance(files, dict):
+    closed = record.get("closed", []) if isinstance(record, dict) else None
+    if not isinstance(files, dict) or not isinstance(closed, list):
         return False
     for name, digest in files.items():
         path = folder / name
         if not isinstance(name, str) or ".." in Path(name).parts or not trusted(path) or sha256(path) != digest:
             return False
+    for sub in closed:
+        if not isinstance(sub, str) or ".." in Path(sub).parts:
+            return False
+        for top, dirs, names in os.walk(folder / sub):
+            for name in names:
+                rel = (Path(top) / name).relative_to(folder).as_posix()
+                if rel not in files and rel != ".complete":
+                    return False
+            for name in dirs:
+                if os.path.islink(os.path.join(top, name)):
+                    return False
     return True
 
 
@@ -334,7 +359,7 @@ def holds(folder: Path, record: dict) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def _all_ours(path: Path) -> bool:
+def all_ours(path: Path) -> bool:
     """Whether `path` and everything below it is ours (links included, as links)."""
     try:
         if os.lstat(path).st_uid != me():
@@ -354,7 +379,7 @@ def remove(path: Path) -> bool:
     """Remove an entry of the cache if it is all ours (moved aside first, so no reader sees it
     half removed; a link is removed, not followed); anything else is left where it is.
     Returns whether it went."""
-    if not _all_ours(path):
+    if not all_ours(path):
         return False
     try:
         if path.is_dir() and not path.is_symlink():
@@ -368,19 +393,23 @@ def remove(path: Path) -> bool:
     return True
 
 
-def ignore(path: Path, why: str) -> bool:
-    """An entry that failed its checks: removed if all ours, else set aside (renamed in our
-    own folder, not followed, not deleted), with a note. Returns whether its name is free."""
-    note(path, why)
-    if remove(path):
-        return True
+def set_aside(path: Path) -> bool:
+    """Rename an entry out of the way in our own folder (a link renamed, not followed; nothing
+    deleted): nobody reads a `.foreign` name. Whether its name is free now."""
     try:
         path.rename(path.with_name(f"{path.name}{FOREIGN}{os.getpid()}-{threading.get_ident()}"))
-        return True
     except FileNotFoundError:
-        return True
+        pass
     except OSError:
         return False
+    return True
+
+
+def ignore(path: Path, why: str) -> bool:
+    """An entry that failed its checks: removed if all ours, else set aside, with a note for
+    `doctor`. Whether its name is free now."""
+    note(path, why)
+    return remove(path) or set_aside(path)
 
 
 def note(path: Path, why: str) -> None:
