@@ -64,7 +64,7 @@ def check(pid: str, **options) -> PuzzleResult:
 @pytest.mark.slow
 def test_real_verdicts_read_back_render_exactly_as_computed(root, cache):
     """Error maps, simulator findings (out of bounds, an access budget), a compile error's
-    diagnostics, speeds not measured without a GPU, PTX and occupancy, access counts."""
+    diagnostics, speeds not measured without a GPU, occupancy (p31), PTX (p35), access counts."""
     seen: dict[str, set] = {"maps": set(), "findings": set(), "diagnostics": set(), "speed": set(),
                             "ptx": set(), "occupancy": set(), "access": set()}
     cases = []
@@ -75,7 +75,7 @@ def test_real_verdicts_read_back_render_exactly_as_computed(root, cache):
     learner = root / "puzzles" / "p01" / "map.mojo"
     learner.write_text(learner.read_text().replace("def ", "def def ", 1))  # a compile error
     cases.append(("p01/compile error", check("p01")))
-    for pid in ("p16", "p35"):
+    for pid in ("p31", "p35"):  # occupancy; PTX (both: speed, not measured without a GPU)
         cases.append((f"{pid}/solution", check(pid, solutions=True)))
     for i, (name, result) in enumerate(cases):
         for part in result.parts:

@@ -344,6 +344,10 @@ def holds(folder: Path, record: dict) -> bool:
         if not isinstance(sub, str) or ".." in Path(sub).parts:
             return False
         for top, dirs, names in os.walk(folder / sub):
+            if "__pycache__" in dirs:  # Python's own cache of sources just checked: made again from them
+                dirs.remove("__pycache__")
+                if not remove(Path(top) / "__pycache__"):
+                    return False
             for name in names:
                 rel = (Path(top) / name).relative_to(folder).as_posix()
                 if rel not in files and rel != ".complete":
