@@ -352,7 +352,7 @@ def from_dict(data: dict) -> PuzzleResult:
     to_dict derives, `devices` and `reason`, is computed again); anything else raises
     Malformed, never another exception."""
     try:
-        return _build(PuzzleResult, data, "result")
+        return _reader(PuzzleResult)(data, "result")
     except Malformed:
         raise
     except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
@@ -367,85 +367,125 @@ def _elements() -> dict[tuple[type, str], type]:
     return {(DeviceResult, "ptx"): KernelPtx, (DeviceResult, "occupancy"): Occupancy}
 
 
+_PLAIN = (int, float, str, bool)
+
+
 @functools.cache
-def _hints(cls: type) -> dict:
-    return typing.get_type_hints(cls)
-
-
-def _build(tp, value, where: str):
+def _reader(tp):
+    """A function (value, where) -> the value as `tp`, or Malformed; made once per type (a kept
+    verdict holds thousands of values, read on every warm check)."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        for option in (a for a in args if a is not type(None)):
-            try:
-                return _build(option, value, where)
-            except Malformed:
-                continue
-        raise Malformed(f"{where}: {type(value).__name__} is none of {tp}")
+        nullable = type(None) in args
+        options = [_reader(a) for a in args if a is not type(None)]
+
+        def union(value, where):
+            if value is None and nullable:
+                return None
+            for option in options:
+                try:
+                    return option(value, where)
+                except Malformed:
+                    continue
+            raise Malformed(f"{where}: {type(value).__name__} is none of {tp}")
+        return union
     if tp is Msg:
-        return _message(value, where)
+        return _message
     if isinstance(tp, type) and issubclass(tp, Enum):
-        try:
-            return tp(value)
-        except ValueError:
-            raise Malformed(f"{where}: {value!r} is no {tp.__name__}") from None
+        def enum(value, where):
+            try:
+                return tp(value)
+            except ValueError:
+                raise Malformed(f"{where}: {value!r} is no {tp.__name__}") from None
+        return enum
     if isinstance(tp, type) and is_dataclass(tp):
-        return _record(tp, value, where)
+        return lambda value, where: _record(tp, value, where)
     if origin is list or tp is list:
-        _expect(value, list, where)
-        return [_build(args[0], v, f"{where}[{i}]") if args else v for i, v in enumerate(value)]
-    if origin is tuple:
-        _expect(value, list, where)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_build(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise Malformed(f"{where}: {len(value)} values, not {len(args)}")
-        return tuple(_build(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
-    if origin is dict or tp is dict:
-        _expect(value, dict, where)
         if not args:
-            return value
-        return {_key(args[0], k, where): _build(args[1], v, f"{where}.{k}") for k, v in value.items()}
+            return lambda value, where: list(_expect(value, list, where))
+        if args[0] in _PLAIN:
+            return lambda value, where: _plain_list(args[0], _expect(value, list, where), where)
+        item = _reader(args[0])
+        return lambda value, where: [item(v, f"{where}[]") for v in _expect(value, list, where)]
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = _reader(args[0])
+            return lambda value, where: tuple(item(v, f"{where}[]") for v in _expect(value, list, where))
+        items = [_reader(a) for a in args]
+
+        def fixed(value, where):
+            if len(_expect(value, list, where)) != len(items):
+                raise Malformed(f"{where}: {len(value)} values, not {len(items)}")
+            return tuple(read(v, f"{where}[{i}]") for i, (read, v) in enumerate(zip(items, value)))
+        return fixed
+    if origin is dict or tp is dict:
+        if not args:
+            return lambda value, where: _expect(value, dict, where)
+        number_keys, item = args[0] is int, _reader(args[1])
+        return lambda value, where: {(_number_key(k, where) if number_keys else k): item(v, f"{where}.{k}")
+                                     for k, v in _expect(value, dict, where).items()}
     if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        raise Malformed(f"{where}: {value!r} is not a number")
+        def number(value, where):
+            if type(value) is float or type(value) is int:
+                return float(value)
+            raise Malformed(f"{where}: {value!r} is not a number")
+        return number
     if tp in (int, str, bool):
-        if type(value) is not tp:
-            raise Malformed(f"{where}: {value!r} is not {tp.__name__}")
-        return value
+        def plain(value, where):
+            if type(value) is not tp:
+                raise Malformed(f"{where}: {value!r} is not {tp.__name__}")
+            return value
+        return plain
     if tp is object:  # never kept (the per-thread table): only its absence is read back
-        return None
-    raise Malformed(f"{where}: no reader for {tp}")
+        return lambda value, where: None
+    raise Malformed(f"no reader for {tp}")
 
 
-def _expect(value, kind: type, where: str) -> None:
+def _plain_list(kind: type, value: list, where: str) -> list:
+    if kind is float:
+        if all(type(v) is float or type(v) is int for v in value):
+            return [float(v) for v in value]
+    elif all(type(v) is kind for v in value):
+        return list(value)
+    raise Malformed(f"{where}: not a list of {kind.__name__}")
+
+
+def _expect(value, kind: type, where: str):
     if not isinstance(value, kind):
         raise Malformed(f"{where}: {type(value).__name__}, not {kind.__name__}")
+    return value
 
 
-def _key(tp, key: str, where: str):
-    """A dict key as JSON wrote it (always text) in its own type again."""
-    if tp is int:
-        try:
-            return int(key)
-        except ValueError:
-            raise Malformed(f"{where}: key {key!r} is not a number") from None
-    return key
+def _number_key(key: str, where: str) -> int:
+    """A dict key as JSON wrote it (always text), a number again."""
+    try:
+        return int(key)
+    except ValueError:
+        raise Malformed(f"{where}: key {key!r} is not a number") from None
+
+
+@functools.cache
+def _fields(cls: type) -> tuple:
+    """Per field of a record: its name, its reader, and whether it may be left out."""
+    hints, special = typing.get_type_hints(cls), _elements()
+    found = []
+    for f in fields(cls):
+        if not f.init:
+            continue
+        element = special.get((cls, f.name))
+        found.append((f.name, _reader(list[element] if element is not None else hints[f.name]),
+                      f.default is not MISSING or f.default_factory is not MISSING))
+    return tuple(found)
 
 
 def _record(cls: type, value, where: str):
     _expect(value, dict, where)
-    hints, special, kwargs = _hints(cls), _elements(), {}
-    for f in fields(cls):
-        if not f.init or f.name not in value:
-            if f.default is MISSING and f.default_factory is MISSING:
-                raise Malformed(f"{where}.{f.name}: missing")
-            continue
-        element = special.get((cls, f.name))
-        tp = list[element] if element is not None else hints[f.name]
-        kwargs[f.name] = _build(tp, value[f.name], f"{where}.{f.name}")
+    kwargs = {}
+    for name, read, optional in _fields(cls):
+        if name in value:
+            kwargs[name] = read(value[name], f"{where}.{name}")
+        elif not optional:
+            raise Malformed(f"{where}.{name}: missing")
     return cls(**kwargs)
 
 
