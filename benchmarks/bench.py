@@ -353,7 +353,7 @@ def compile_split(copy: Copy, repeat: int) -> list[Row]:
     `compile_breakdown`: built again with `--mlir-timing`, from the arguments the workbook
     keeps beside each build (`.cmd`), in a copy of its sources with a new line in the
     kernel each time (so Mojo's own cache misses, as after an edit)."""
-    builds = copy.dir / "cache" / "build"
+    builds = copy.dir / "cache" / f"u{os.geteuid()}" / "build"  # the user's own folder (cachetrust.py)
     found = list(builds.glob("*/launch/*/*.cmd")) + list(builds.glob("*/*.mojoc.cmd"))
     if not found:
         return []
@@ -389,11 +389,12 @@ def compile_split(copy: Copy, repeat: int) -> list[Row]:
     return list(rows.values())
 
 
-RENDER = """import os, pickle, sys, time
+RENDER = """import json, os, sys, time
 from workbook import catalog, report, settings, terminal
 from workbook.commands.common import learner_files, title
-kept = max((settings.cache_dir() / "verdicts").glob("*.pickle"), key=os.path.getmtime)
-result = pickle.loads(kept.read_bytes())
+from workbook.results import from_dict
+kept = max((settings.cache_dir() / "verdicts").glob("*.json"), key=os.path.getmtime)
+result = from_dict(json.loads(kept.read_bytes())["result"])
 puzzle = catalog.load(sys.argv[1])
 with open(os.devnull, "w") as sink:
     console = terminal.console(file=sink, width=80, force_terminal=True)

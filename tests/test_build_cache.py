@@ -7,6 +7,8 @@ blame the learner for a compile error in a file the workbook wrote."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from conftest import put_solution, put_wrong
 
@@ -17,8 +19,9 @@ from workbook.results import Status
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
+    """A cache of this test's own: the user's folder in it (cachetrust.py)."""
     monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+    return tmp_path / "cache" / f"u{os.geteuid()}"
 
 
 def test_a_save_while_the_cache_entry_is_written_does_not_poison_it(root, cache, monkeypatch):

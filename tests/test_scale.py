@@ -6,6 +6,7 @@ tests change one input at a time and expect a fresh run."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -20,8 +21,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
+    """A cache of this test's own: the user's folder in it (cachetrust.py)."""
     monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+    return tmp_path / "cache" / f"u{os.geteuid()}"
 
 
 def quick(**more) -> engine.Options:
@@ -75,7 +77,7 @@ def test_a_timeout_is_never_kept(root, cache):
     puzzle = catalog.load("p18")
     options = engine.Options(quick=True, devices=("cpu",), run_timeout=3, seed=1)
     assert engine.check_puzzle(puzzle, options).status == Status.TIMEOUT
-    assert not list((cache / "verdicts").glob("*.pickle")) if (cache / "verdicts").exists() else True
+    assert not list((cache / "verdicts").glob("*.json")) if (cache / "verdicts").exists() else True
 
 
 def test_a_verdict_kept_by_another_version_of_the_workbook_is_not_used(root, cache, monkeypatch):

@@ -33,8 +33,8 @@ def started_ms(pid: int) -> int:
 
 
 def test_start_up_sweeps_what_ended_workbooks_left(root, capsys, monkeypatch, tmp_path):
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("WORKBOOK_CACHE", str(cache))
+    cache = tmp_path / "cache" / f"u{os.geteuid()}"  # the user's own folder in it
+    monkeypatch.setenv("WORKBOOK_CACHE", str(cache.parent))
     temp = Path(tempfile.gettempdir())
     dead = ended_pid()
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -118,9 +118,9 @@ def test_the_cache_is_looked_through_after_a_killed_workbook_or_once_a_day(root,
     done when a killed workbook's run folder is found, or a day after the last look."""
     from workbook import settings, sweep
 
-    cache, temp = tmp_path / "cache", tmp_path / "temp"
+    cache, temp = tmp_path / "cache" / f"u{os.geteuid()}", tmp_path / "temp"  # the user's own folder in it
     temp.mkdir()
-    monkeypatch.setenv("WORKBOOK_CACHE", str(cache))
+    monkeypatch.setenv("WORKBOOK_CACHE", str(cache.parent))
     monkeypatch.setattr(settings, "system_temp", lambda: temp)  # no other test's killed workbook in sight
     dead = ended_pid()
     leftover = cache / "build" / f"p01-0123456789abcdef.tmp{dead}-1"
@@ -152,8 +152,8 @@ def test_what_no_command_used_for_a_month_is_pruned_once_a_day(root, capsys, mon
     own), looked for at most once a day; what is in use or being built stays."""
     from workbook import build, prune
 
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("WORKBOOK_CACHE", str(cache))
+    cache = tmp_path / "cache" / f"u{os.geteuid()}"  # the user's own folder in it
+    monkeypatch.setenv("WORKBOOK_CACHE", str(cache.parent))
     month_ago = time.time() - (prune.KEEP_DAYS + 1) * 24 * 3600
 
     def entry(name: str, used: float | None) -> Path:
@@ -167,16 +167,19 @@ def test_what_no_command_used_for_a_month_is_pruned_once_a_day(root, capsys, mon
     old, recent, building = entry("p01-00000000000000aa", month_ago), entry("p01-00000000000000bb", None), \
         entry("p01-00000000000000cc", None)
     (recent / ".complete").touch()
-    used_again = entry("p01-00000000000000dd", month_ago)
+    used_again = cache / "build" / "p01-00000000000000dd"
+    build._materialize(used_again, lambda staging: (staging / "src").mkdir())  # a real entry, with its record
+    os.utime(used_again / ".complete", (month_ago, month_ago))
     build._materialize(used_again, lambda staging: None)  # a hit: its use is now
+    assert (used_again / "src").is_dir()  # used as it was, not built again
     verdicts = cache / "verdicts"
     verdicts.mkdir()
-    (verdicts / "old.pickle").write_bytes(b"x")
-    os.utime(verdicts / "old.pickle", (month_ago, month_ago))
-    (verdicts / "new.pickle").write_bytes(b"x")
+    (verdicts / "old.json").write_bytes(b"x")
+    os.utime(verdicts / "old.json", (month_ago, month_ago))
+    (verdicts / "new.json").write_bytes(b"x")
     assert invoke(capsys, "list")[0] == 0
-    assert not old.exists() and not (verdicts / "old.pickle").exists()
-    assert recent.exists() and building.exists() and used_again.exists() and (verdicts / "new.pickle").exists()
+    assert not old.exists() and not (verdicts / "old.json").exists()
+    assert recent.exists() and building.exists() and used_again.exists() and (verdicts / "new.json").exists()
     again = entry("p01-00000000000000ee", month_ago)
     assert invoke(capsys, "list")[0] == 0
     assert again.exists()  # looked through a moment ago: not before tomorrow

@@ -1,17 +1,21 @@
 """Nothing a learner wrote is ever lost: every command that replaces a learner's
-file first copies it to <workbook>/.workbook/backups/<stamp>-<puzzle>-<why>/."""
+file first copies it to <workbook>/.workbook/backups/<stamp>-<puzzle>-<why>/.
+
+A backup is read and written inside the workspace without crossing a link
+(nofollow.py): a linked `.workbook/` or `backups/` is refused, never written
+through, and a puzzle folder reached through a link is not the learner's to
+copy or replace."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from . import learner, settings
+from . import learner, nofollow, settings
 from .catalog import Puzzle
 
 
@@ -37,27 +41,39 @@ def create(puzzle: Puzzle, reason: str) -> Backup:
     return keep(puzzle.id, puzzle.dir, list(puzzle.edit), reason)
 
 
-def keep(owner: str, folder: Path, names: list[str], reason: str) -> Backup:
+def keep(owner: str, folder: Path, names: list[str], reason: str, base: Path | None = None) -> Backup:
     """Copy some files of `folder` (a puzzle's learner files, or the workbook's own files a
-    newer workbook replaces) before they are replaced. Only regular files are someone's
-    writing: a link is not followed (what it points at is not theirs to keep, and a replace
-    leaves it alone), a folder is left where it is."""
+    newer workbook replaces) before they are replaced, into the backups of the workspace
+    `base` (the workbook folder by default). Only regular files are someone's writing: a
+    link is not followed (what it points at is not theirs to keep, and a replace leaves it
+    alone), a folder is left where it is, and so is anything reached through a link."""
+    base = settings.root() if base is None else base
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     backup = Backup(f"{stamp}-{owner}-{reason}", owner, reason, datetime.now().isoformat(timespec="seconds"), [])
+    where = nofollow.inside(base, folder)
+    stored = f"{BACKUPS}/{backup.id}"
     for name in names:
-        path = folder / name
+        if nofollow.parts(name) is None:
+            continue
         try:
-            regular = stat.S_ISREG(path.lstat().st_mode)
+            if where is not None:  # in the workspace: reached without crossing a link
+                info = nofollow.lstat(base, f"{where}/{name}")
+                data = nofollow.read_bytes(base, f"{where}/{name}") if info and stat.S_ISREG(info.st_mode) else None
+            else:
+                info = (folder / name).lstat()
+                data = learner.read_bytes(folder / name) if stat.S_ISREG(info.st_mode) else None
         except OSError:
-            regular = False
-        if regular:
-            target = backup.dir / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target, follow_symlinks=False)
+            data = None
+        if data is not None:
+            nofollow.write_bytes(base, f"{stored}/{name}", data, mode=0o644, keep_mode=False)
             backup.files.append(name)
-    backup.dir.mkdir(parents=True, exist_ok=True)
-    (backup.dir / "backup.json").write_text(json.dumps(vars(backup), indent=2), encoding="utf-8")
+    nofollow.make_folders(base, stored)
+    nofollow.write_bytes(base, f"{stored}/backup.json", json.dumps(vars(backup), indent=2).encode("utf-8"),
+                         mode=0o644, keep_mode=False)
     return backup
+
+
+BACKUPS = ".workbook/backups"
 
 
 def all_backups(puzzle_id: str | None = None) -> list[Backup]:
@@ -86,10 +102,10 @@ def restore(backup: Backup, puzzle: Puzzle) -> Backup:
     '../../x' restores nothing there)."""
     contents = {}
     for name in backup.files:
-        if name not in puzzle.edit:
+        if name not in puzzle.edit or nofollow.parts(backup.id) is None or nofollow.parts(name) is None:
             continue
-        try:
-            contents[name] = learner.read_bytes(backup.dir / name)
+        try:  # no link followed on the way: a linked backups/ restores nothing from elsewhere
+            contents[name] = nofollow.read_bytes(settings.root(), f"{BACKUPS}/{backup.id}/{name}", learner.MAX_BYTES)
         except OSError:
             continue
     return write_files(puzzle, contents, "before-restore")
@@ -107,11 +123,18 @@ def writable(puzzle: Puzzle, names: list[str]) -> None:
     """Raise the OSError a write of these learner files would meet, before anything is written
     (a folder, a file its owner made read-only, a read-only folder or disk)."""
     inside = puzzle.dir.resolve()
+    base = settings.find_root()
     for name in names:
         path = puzzle.dir / name
         folder = path.parent if path.parent.exists() else puzzle.dir
         if folder.resolve() != inside and inside not in folder.resolve().parents:  # a folder that links out
             raise PermissionError(13, "reached through a link out of its puzzle folder", str(path))
+        where = nofollow.inside(base, path) if base is not None else None
+        if where is not None:
+            try:
+                nofollow.lstat(base, where)  # the puzzle folder itself, or one above it, a link: refused
+            except nofollow.Refused:
+                raise PermissionError(13, "reached through a link", str(path)) from None
         try:
             info = path.lstat()
         except FileNotFoundError:

@@ -12,6 +12,14 @@
   whose graph cache is keyed by that file's path: the same Mojo, the same path.
 - `python_files()` copies an op puzzle's Python files (the graph) into a
   folder named by their hash, for the graph stage.
+
+Everything here lies in the user's own cache folder (cachetrust.py), and is
+used only while it is ours and as we built it: a finished folder's `.complete`
+records the SHA-256 of every file written into it; beside each program, `.mojoc`
+and runtime object, its `.ok` records its own. A build found otherwise (another
+user's, a link, other bytes) is never run or loaded: it is set aside (or, ours,
+removed) and built again, and `doctor` says so. MAX's own graph cache stays
+where MAX keeps it (the user's own, or a graded run's throw-away one).
 """
 
 from __future__ import annotations
@@ -25,9 +33,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import diagnostics, settings, simimports, toolchain
+from . import cachetrust, diagnostics, settings, simimports, toolchain
 from .catalog import Puzzle
-from .i18n import Msg, msg
+from .i18n import Msg, WorkbookError, msg
 from .launcher import Plan, generate
 from .processes import Children
 from .results import Diagnostic
@@ -119,35 +127,58 @@ def _holds(folder: Path, sub: str, contents: dict[str, bytes]) -> bool:
         return False
 
 
-def _materialize(folder: Path, write, intact=None) -> None:
+def _record(folder: Path) -> dict | None:
+    """A finished folder's record (`.complete`), if it is ours and reads as one."""
+    raw = cachetrust.read(folder / ".complete", 1 << 20)
+    try:
+        return json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _materialize(folder: Path, write, intact=None, closed: tuple[str, ...] = ()) -> None:
     """Fill a content-addressed folder once, atomically (another process may race us).
-    `intact(folder)` says whether an existing entry can be trusted; one that can't is
-    removed, with everything built in it, and filled again."""
-    if (folder / ".complete").exists():
-        if intact is None or intact(folder):
+    An existing entry is used only if it is ours and every file its record names is
+    unchanged, and `intact(folder)` (whether it holds what is wanted) says yes; one
+    that isn't is removed (set aside, if not ours) with everything built in it, and
+    filled again. `closed`: its folders that hold only what was written (an extra file
+    there could be picked up by an include or an import)."""
+    if os.path.lexists(folder):
+        record = _record(folder)
+        if record is not None and cachetrust.holds(folder, record) and (intact is None or intact(folder)):
             with contextlib.suppress(OSError):
-                os.utime(folder / ".complete")  # its last use: prune.py keeps what was used this month
+                os.utime(folder / ".complete", follow_symlinks=False)  # its last use: prune.py keeps a month
             return
-        discard(folder)
+        ours = cachetrust.trusted(folder)
+        if record is None and ours:
+            free = discard(folder)  # unfinished or thinned out by a temp cleaner: ours, rebuilt quietly
+        else:
+            free = cachetrust.ignore(folder, "not as built" if ours else "not yours")
+        if not free:
+            raise WorkbookError("cache.stuck", path=str(folder))
     staging = folder.with_name(folder.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    cachetrust.make_dirs(staging.parent)
+    os.mkdir(staging, 0o700)
     write(staging)
-    (staging / ".complete").write_text("")
+    cachetrust.tighten_tree(staging)
+    record = {"files": cachetrust.contents(staging), "closed": list(closed)}
+    cachetrust.write(staging / ".complete", json.dumps(record).encode())
     try:
         staging.rename(folder)
     except OSError:  # another process built the same folder first
         shutil.rmtree(staging, ignore_errors=True)
+        record = _record(folder)
+        if record is None or not cachetrust.holds(folder, record):
+            raise WorkbookError("cache.stuck", path=str(folder)) from None
 
 
-def discard(folder: Path) -> None:
-    """Remove a cache entry (moved aside first, so no reader sees it half removed)."""
-    aside = folder.with_name(folder.name + f".gone{os.getpid()}-{threading.get_ident()}")
-    try:
-        folder.rename(aside)
-    except OSError:
-        return
-    shutil.rmtree(aside, ignore_errors=True)
+def discard(folder: Path) -> bool:
+    """Remove a cache entry of ours (moved aside first, so no reader sees it half removed);
+    one that is not all ours is set aside instead, never deleted. Whether its name is free."""
+    if cachetrust.remove(folder):
+        return True
+    return cachetrust.set_aside(folder)
 
 
 def sources(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes] | None = None) -> Sources:
@@ -172,12 +203,12 @@ def sources(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes] | N
         if problem:
             (staging / "sim-unsupported.txt").write_text(f"{problem[0].line}\n{problem[0].file}\n{problem[0].what}")
 
-    _materialize(folder, write, lambda f: _holds(f, "src", contents))
+    _materialize(folder, write, lambda f: _holds(f, "src", contents), closed=("src", "sim"))
     found = None
     marker = folder / "sim-unsupported.txt"
     if marker.exists():
         line, file, what = (marker.read_text().split("\n", 2) + ["", ""])[:3]
-        found = simimports.Unsupported(int(line), what, file)
+        found = simimports.Unsupported(int(line) if line.strip().isdigit() else 0, what, file)
     return Sources(puzzle, folder, digest, files, found)
 
 
@@ -202,7 +233,7 @@ def python_files(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
 
-    _materialize(folder, write, lambda f: _holds(f, ".", contents))
+    _materialize(folder, write, lambda f: _holds(f, ".", contents), closed=(".",))
     return folder
 
 
@@ -225,29 +256,56 @@ GPU_HARNESS = settings.MOJO_SUPPORT / "wbio.c"  # the GPU launcher's harness
 
 def runtime_object(children: Children, source: Path = RUNTIME) -> tuple[Path | None, str]:
     """A launcher's C support (the simulator's runtime, the GPU harness), compiled
-    once per content (its own and its headers', wbrun.h) and C compiler."""
+    once per content (its own and its headers', wbrun.h) and C compiler, and linked
+    into launchers only while it is ours and as it was built."""
     cc = toolchain.c_compiler()
     if cc is None:
         return None, "no C compiler (cc) found: Mojo needs one to link programs too"
     headers = b"".join(h.read_bytes() for h in sorted(source.parent.glob("*.h")))
     key = hashlib.sha256(source.read_bytes() + headers + cc.encode()).hexdigest()[:16]
     output = settings.cache_dir() / "runtime" / f"{source.stem}-{key}.o"
-    if output.exists():
+    record = output.with_name(output.name + ".ok")
+    if _kept(output, record):
         return output, ""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(f".{output.name}.{os.getpid()}-{threading.get_ident()}")
-    log = output.with_name(f".{output.name}.{os.getpid()}-{threading.get_ident()}.log")
+    cachetrust.make_dirs(output.parent)
+    staging = output.parent / f".tmp{os.getpid()}-{threading.get_ident()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.mkdir(staging, 0o700)
+    partial, log = staging / output.name, staging / "cc.log"
     try:
         outcome = children.run([cc, "-O2", "-fPIC", "-c", str(source), "-o", str(partial)],
                                timeout=settings.compile_timeout(), log=log)
         children.check()
         if outcome.returncode != 0 or not partial.exists():
             return None, log.read_text(errors="replace") if log.exists() else "the C compiler failed"
-        os.replace(partial, output)
+        _publish(partial, output, record)
         return output, ""
     finally:
-        partial.unlink(missing_ok=True)
-        log.unlink(missing_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _kept(output: Path, record: Path) -> bool:
+    """Whether a built file can be used as it is: ours, and what we recorded when we built
+    it. What is there otherwise and not ours (a link, another user's) is set aside, never
+    run; ours and changed, it is noted, and built again over."""
+    if not (os.path.lexists(output) or os.path.lexists(record)):
+        return False
+    if cachetrust.sealed(output, record):
+        return True
+    for path in (output, record):
+        if os.path.lexists(path) and not cachetrust.trusted(path):
+            cachetrust.ignore(path, "not yours")
+    if os.path.lexists(output) and cachetrust.read(record, 4096) is not None:
+        cachetrust.note(output, "not as built")
+    return False
+
+
+def _publish(partial: Path, output: Path, record: Path) -> None:
+    """Move a file just built into place, then record what it holds (`_kept` checks it)."""
+    cachetrust.tighten(partial)
+    digest, size = cachetrust.sha256(partial), os.lstat(partial).st_size
+    os.replace(partial, output)
+    cachetrust.write(record, json.dumps({"sha256": digest, "size": size}).encode())
 
 
 def _sim_link(children: Children):
@@ -289,17 +347,19 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
     own name (a .mojoc's module name comes from its file name), and the result
     is moved into place: two processes building the same thing never mix."""
     marker = output.with_name(output.name + ".ok")
-    if marker.exists() and output.exists():
+    if _kept(output, marker):
         return Built(True, cached=True, binary=output)
     driver = toolchain.mojo_driver()
     if driver is None:
         return Built(False, problem=msg("build.no_compiler"))
     mojo, env = driver
     staging = output.parent / f".tmp{os.getpid()}-{threading.get_ident()}"
-    staging.mkdir(parents=True, exist_ok=True)
+    cachetrust.make_dirs(output.parent)
+    shutil.rmtree(staging, ignore_errors=True)
+    os.mkdir(staging, 0o700)
     partial = staging / output.name
     compiled = staging / (output.name + ".o") if link else partial
-    log = output.with_name(output.name + ".log")
+    log = staging / (output.name + ".log")  # in our own folder: never written through a link
     try:
         threads = [f"--num-threads={compile_threads}"] if compile_threads and args and args[0] in ("build",) else []
         command = [args[0], *threads, *args[1:]]
@@ -317,13 +377,16 @@ def _compile(children: Children, src: Sources, args: list[str], output: Path, ti
                 return Built(False, outcome.seconds + linked.seconds, output=words)
             outcome.seconds += linked.seconds
         if outcome.returncode == 0 and partial.exists():
-            os.replace(partial, output)
+            _publish(partial, output, marker)
             # How it was built, for a rebuild by hand (benchmarks/bench.py times each
             # compile's stages with it): the arguments, less the compiler and the output.
-            output.with_name(output.name + ".cmd").write_text(json.dumps({"cwd": str(src.dir), "args": command}))
-            marker.write_text("")
+            cachetrust.write(output.with_name(output.name + ".cmd"),
+                             json.dumps({"cwd": str(src.dir), "args": command}).encode())
             return Built(True, outcome.seconds, binary=output, link_seconds=linked.seconds if link else 0.0)
     finally:
+        with contextlib.suppress(OSError):
+            if log.exists():
+                os.replace(log, output.with_name(output.name + ".log"))  # kept beside it, to read by hand
         shutil.rmtree(staging, ignore_errors=True)
     generated = [a for a in args if a.endswith(".mojo")]
     found = diagnostics.parse(text, path_map(src), settings.root(), generated=[Path(g) for g in generated])
@@ -341,11 +404,11 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
     key = hashlib.sha256((text + support_digest() + (target or "")).encode()).hexdigest()[:16]
     folder = src.dir / "launch" / key
     source = folder / f"launch_{which}.mojo"
-    folder.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(folder) and not cachetrust.trusted(folder):
+        cachetrust.ignore(folder, "not yours")  # with every program in it: none is run
+    cachetrust.make_dirs(folder)
     if not _same_text(source, text):  # written whole or not at all: a truncated source is never compiled
-        partial = folder / f".{source.name}.{os.getpid()}-{threading.get_ident()}"
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, source)
+        cachetrust.write(source, text.encode("utf-8"))
     args = ["build", "-I", str(src.sim if with_sim else src.src), "-I", str(settings.MOJO_SUPPORT)]
     name = "host"
     if which == "host":
@@ -364,10 +427,8 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
 
 
 def _same_text(path: Path, text: str) -> bool:
-    try:
-        return path.read_text(encoding="utf-8") == text
-    except (OSError, UnicodeDecodeError):
-        return False
+    """Whether a file of ours holds `text` (one not ours never counts: it is written over)."""
+    return cachetrust.read(path, 1 << 24) == text.encode("utf-8")
 
 
 def blames_learner(built: Built) -> bool:

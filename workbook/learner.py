@@ -7,7 +7,8 @@ workbook never reads through a link (its lines would reach the report and the
 JSON) and never writes through one (`reset` would overwrite whatever it points
 at). Writing replaces the file itself, atomically: a crash mid-write leaves
 the old file or the new one, never half of one, and a link is replaced by a
-file rather than followed.
+file rather than followed. Inside the workbook folder, no folder on the way is
+followed either (nofollow.py): a puzzle folder that links elsewhere is refused.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import stat
 import threading
 from pathlib import Path
 
-from . import settings
+from . import nofollow, settings
 from .catalog import Puzzle
 from .i18n import WorkbookError
 
@@ -92,24 +93,15 @@ def require(puzzle: Puzzle) -> None:
 
 def write(path: Path, text: str | bytes) -> None:
     """Replace the file at `path` with `text`: written beside it, then renamed over it, so a
-    link there is replaced (never followed) and no reader sees half a file. Its mode is kept."""
-    mode = None
-    try:
-        info = path.lstat()
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(21, "Is a directory", str(path))
-        if stat.S_ISREG(info.st_mode):
-            mode = stat.S_IMODE(info.st_mode)
-            if not mode & stat.S_IWUSR:  # made read-only by its owner: not ours to replace (root or not)
-                raise PermissionError(13, "Permission denied", str(path))
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.workbook-{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644 if mode is None else mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8") if isinstance(text, str) else text)
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    link there is replaced (never followed) and no reader sees half a file. Its mode is kept.
+    In the workbook folder, each folder from it down is opened without following a link
+    (a link on the way: nofollow.Refused, an OSError); elsewhere (grading's own copy),
+    from the file's folder."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    base = settings.find_root()
+    name = nofollow.inside(base, path) if base is not None else None
+    if name is None:
+        base, name = path.parent, path.name
+        base.mkdir(parents=True, exist_ok=True)
+    partial = f".{path.name}.workbook-{os.getpid()}-{threading.get_ident()}.tmp"  # sweep.py's LEARNER_PARTIAL
+    nofollow.write_bytes(base, name, data, partial=partial)

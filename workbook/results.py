@@ -6,7 +6,10 @@ learner's language, the JSON in English next to its key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
+import functools
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from enum import Enum
 
 from .exitcodes import JSON_SCHEMA
@@ -363,3 +366,173 @@ def to_dict(result: PuzzleResult) -> dict:
 def document(**content) -> dict:
     """A --json document: the schema version first."""
     return {"schema": JSON_SCHEMA, **content}
+
+
+# ---------------------------------------------------------------------------
+# From JSON: the verdict cache keeps results as JSON (data, never code: verdicts.py)
+# ---------------------------------------------------------------------------
+
+
+class Malformed(ValueError):
+    """A JSON document that is not a result of this shape: where, and what was wrong."""
+
+
+def from_dict(data: dict) -> PuzzleResult:
+    """The inverse of `to_dict`: a result read back renders as the one computed. Every
+    value is checked against its field's type (a field missing takes its default; what
+    to_dict derives, `devices` and `reason`, is computed again); anything else raises
+    Malformed, never another exception."""
+    try:
+        return _reader(PuzzleResult)(data, "result")
+    except Malformed:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+        raise Malformed(f"result: {exc}") from None
+
+
+def _elements() -> dict[tuple[type, str], type]:
+    """Fields typed as a bare `list` of another module's records (imported here: they import us)."""
+    from .occupancy import Occupancy
+    from .ptx import KernelPtx
+
+    return {(DeviceResult, "ptx"): KernelPtx, (DeviceResult, "occupancy"): Occupancy}
+
+
+_PLAIN = (int, float, str, bool)
+
+
+@functools.cache
+def _reader(tp):
+    """A function (value, where) -> the value as `tp`, or Malformed; made once per type (a kept
+    verdict holds thousands of values, read on every warm check)."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        nullable = type(None) in args
+        options = [_reader(a) for a in args if a is not type(None)]
+
+        def union(value, where):
+            if value is None and nullable:
+                return None
+            for option in options:
+                try:
+                    return option(value, where)
+                except Malformed:
+                    continue
+            raise Malformed(f"{where}: {type(value).__name__} is none of {tp}")
+        return union
+    if tp is Msg:
+        return _message
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        def enum(value, where):
+            try:
+                return tp(value)
+            except ValueError:
+                raise Malformed(f"{where}: {value!r} is no {tp.__name__}") from None
+        return enum
+    if isinstance(tp, type) and is_dataclass(tp):
+        return lambda value, where: _record(tp, value, where)
+    if origin is list or tp is list:
+        if not args:
+            return lambda value, where: list(_expect(value, list, where))
+        if args[0] in _PLAIN:
+            return lambda value, where: _plain_list(args[0], _expect(value, list, where), where)
+        item = _reader(args[0])
+        return lambda value, where: [item(v, f"{where}[]") for v in _expect(value, list, where)]
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = _reader(args[0])
+            return lambda value, where: tuple(item(v, f"{where}[]") for v in _expect(value, list, where))
+        items = [_reader(a) for a in args]
+
+        def fixed(value, where):
+            if len(_expect(value, list, where)) != len(items):
+                raise Malformed(f"{where}: {len(value)} values, not {len(items)}")
+            return tuple(read(v, f"{where}[{i}]") for i, (read, v) in enumerate(zip(items, value)))
+        return fixed
+    if origin is dict or tp is dict:
+        if not args:
+            return lambda value, where: _expect(value, dict, where)
+        number_keys, item = args[0] is int, _reader(args[1])
+        return lambda value, where: {(_number_key(k, where) if number_keys else k): item(v, f"{where}.{k}")
+                                     for k, v in _expect(value, dict, where).items()}
+    if tp is float:
+        def number(value, where):
+            if type(value) is float or type(value) is int:
+                return float(value)
+            raise Malformed(f"{where}: {value!r} is not a number")
+        return number
+    if tp in (int, str, bool):
+        def plain(value, where):
+            if type(value) is not tp:
+                raise Malformed(f"{where}: {value!r} is not {tp.__name__}")
+            return value
+        return plain
+    if tp is object:  # never kept (the per-thread table): only its absence is read back
+        return lambda value, where: None
+    raise Malformed(f"no reader for {tp}")
+
+
+def _plain_list(kind: type, value: list, where: str) -> list:
+    if kind is float:
+        if all(type(v) is float or type(v) is int for v in value):
+            return [float(v) for v in value]
+    elif all(type(v) is kind for v in value):
+        return list(value)
+    raise Malformed(f"{where}: not a list of {kind.__name__}")
+
+
+def _expect(value, kind: type, where: str):
+    if not isinstance(value, kind):
+        raise Malformed(f"{where}: {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
+def _number_key(key: str, where: str) -> int:
+    """A dict key as JSON wrote it (always text), a number again."""
+    try:
+        return int(key)
+    except ValueError:
+        raise Malformed(f"{where}: key {key!r} is not a number") from None
+
+
+@functools.cache
+def _fields(cls: type) -> tuple:
+    """Per field of a record: its name, its reader, and whether it may be left out."""
+    hints, special = typing.get_type_hints(cls), _elements()
+    found = []
+    for f in fields(cls):
+        if not f.init:
+            continue
+        element = special.get((cls, f.name))
+        found.append((f.name, _reader(list[element] if element is not None else hints[f.name]),
+                      f.default is not MISSING or f.default_factory is not MISSING))
+    return tuple(found)
+
+
+def _record(cls: type, value, where: str):
+    _expect(value, dict, where)
+    kwargs = {}
+    for name, read, optional in _fields(cls):
+        if name in value:
+            kwargs[name] = read(value[name], f"{where}.{name}")
+        elif not optional:
+            raise Malformed(f"{where}.{name}: missing")
+    return cls(**kwargs)
+
+
+def _message(value, where: str) -> Msg:
+    _expect(value, dict, where)
+    if not isinstance(value.get("key"), str) or not isinstance(value.get("values", {}), dict):
+        raise Malformed(f"{where}: not a message")
+    return Msg(value["key"], {str(k): _message_value(v, f"{where}.{k}") for k, v in value.get("values", {}).items()})
+
+
+def _message_value(value, where: str):
+    """A message's value: a message again where it was one, else plain JSON as it was."""
+    if isinstance(value, dict):
+        if set(value) == {"key", "text", "values"}:
+            return _message(value, where)
+        return {str(k): _message_value(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_message_value(v, where) for v in value]
+    return value

@@ -6,7 +6,7 @@ its effect. The README's "Settings" table lists the same names.
 | variable                      | default                        | what it changes                                     |
 |-------------------------------|--------------------------------|-----------------------------------------------------|
 | WORKBOOK_ROOT                 | found from the current folder  | the workspace (or checkout): puzzles/, .workbook/   |
-| WORKBOOK_CACHE                | $XDG_CACHE_HOME/workbook       | compiled puzzles, by content                        |
+| WORKBOOK_CACHE                | $XDG_CACHE_HOME/workbook       | compiled puzzles, by content (in u<uid>/, 0700)     |
 | WORKBOOK_LANG                 | from LANG / LC_ALL             | en or ko                                            |
 | WORKBOOK_NO_GPU=1             | unset                          | behave as if there were no GPU                      |
 | WORKBOOK_GPU_TARGET           | this GPU's, else sm_90         | the accelerator GPU kernels are compiled for        |
@@ -125,26 +125,15 @@ def logs_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Compiled artefacts: WORKBOOK_CACHE, else ~/.cache/workbook. A home folder that is
-    missing or can't be written (a service account, HOME=/dev/null) falls back to a folder
-    of this user's own in the temp folder: the cache is only a cache. A WORKBOOK_CACHE that
-    can't be used is the user's to fix, and says so."""
-    env = os.environ.get("WORKBOOK_CACHE")
-    if env:
-        base = Path(env)
-        try:
-            base.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SettingError("settings.bad_folder", name="WORKBOOK_CACHE", value=env, why=exc.strerror) from None
-        return base
-    try:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbook"
-        base.mkdir(parents=True, exist_ok=True)
-        if os.access(base, os.W_OK | os.X_OK):
-            return base
-    except (OSError, RuntimeError):  # RuntimeError: no home folder can be found at all
-        pass
-    return private_temp("workbook-cache")
+    """Compiled artefacts and kept verdicts: this user's own folder in WORKBOOK_CACHE (else
+    $XDG_CACHE_HOME/workbook, else ~/.cache/workbook), `<cache>/u<uid>/`, made 0700: never
+    a folder another user could have written (workbook/cachetrust.py says why and how). A
+    cache folder that is missing and can't be made, or not safe, gives way to a folder of
+    this user's own in the temp folder (`doctor` says so): the cache is only a cache. A
+    WORKBOOK_CACHE that can't be made is the user's to fix, and says so."""
+    from . import cachetrust
+
+    return cachetrust.root().path
 
 
 def system_temp() -> Path:
@@ -162,6 +151,8 @@ def private_temp(name: str) -> Path:
         info = folder.lstat()
         if folder.is_symlink() or info.st_uid != os.getuid():
             raise OSError(f"{folder} belongs to someone else")
+        if info.st_mode & 0o022:
+            raise OSError(f"{folder} can be written by others")
     except OSError as exc:
         raise SettingError("settings.bad_folder", name="TMPDIR", value=str(folder), why=str(exc)) from None
     return folder

@@ -11,6 +11,11 @@ Every change is a read, a change and a write under a file lock
 `watch` and a `run`) each keep what they did. A change that can't be saved (a
 read-only .workbook/, a full disk) comes back as a message for the learner:
 the verdict it was about is still shown.
+
+state.json and its lock are reached without following a link (nofollow.py): a
+`.workbook/` that is a link is refused (the change is not saved, and says
+why), a state.json that is a link is set aside like a corrupt one, and the new
+file is renamed over the old, never written through it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from enum import Enum
 
 import filelock
 
-from . import settings
+from . import nofollow, settings
 from .i18n import Msg, msg
 
 VERSION = 1
@@ -120,12 +125,15 @@ def _entry(raw) -> PuzzleState | None:
     return entry
 
 
+STATE = ".workbook/state.json"  # in the workbook folder
+
+
 def load() -> State:
     path = state_file()
-    if not path.exists():
+    if not os.path.lexists(path):
         return State()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(nofollow.read_bytes(settings.root(), STATE).decode("utf-8"))
         if not isinstance(data, dict) or data.get("version") != VERSION \
                 or not isinstance(data.get("puzzles", {}), dict):
             raise ValueError("unknown format")
@@ -140,7 +148,9 @@ def load() -> State:
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         aside = path.with_name(f"state.corrupt-{int(time.time())}.json")
         try:
-            path.replace(aside)
+            if isinstance(exc, nofollow.Refused) and os.path.islink(path.parent):
+                raise OSError("a link")  # .workbook/ itself: nothing is renamed through it
+            path.replace(aside)  # a link is renamed, not followed
         except OSError:
             aside = None
         state = State()
@@ -149,16 +159,10 @@ def load() -> State:
 
 
 def save(state: State) -> None:
-    """Write atomically, so a crash mid-write never leaves half a file."""
-    folder = settings.state_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write atomically, so a crash mid-write never leaves half a file (nor one written through a link)."""
     data = {"version": VERSION, "puzzles": {pid: vars(ps) for pid, ps in sorted(state.puzzles.items())}}
-    tmp = folder / f"state.json.tmp{os.getpid()}-{threading.get_ident()}"
-    try:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(state_file())
-    finally:
-        tmp.unlink(missing_ok=True)
+    nofollow.write_bytes(settings.root(), STATE, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"),
+                         partial=f"state.json.tmp{os.getpid()}-{threading.get_ident()}")
 
 
 LOCK_WAIT = 20.0  # seconds to wait for another command's change
@@ -170,7 +174,7 @@ def change(edit: Callable[[State], None]) -> Msg | None:
     else why not (the learner's verdict or hint still stands, only its record is missing)."""
     folder = settings.state_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        nofollow.make_folders(settings.root(), ".workbook")  # a link there: refused, never followed
         if not os.access(folder, os.W_OK | os.X_OK):  # a read-only .workbook/: no lock file either
             raise PermissionError(13, "read-only", str(folder))
         with filelock.FileLock(str(folder / LOCK_FILE), timeout=LOCK_WAIT):
@@ -230,8 +234,7 @@ def applied_solution(puzzle_id: str) -> Msg | None:
 
 
 def initial(folder) -> None:
-    """An empty progress file in `folder` (a new workspace's .workbook/), unless one is there."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "state.json"
-    if not path.exists():
-        path.write_text(json.dumps({"version": VERSION, "puzzles": {}}, indent=2), encoding="utf-8")
+    """An empty progress file in `folder` (a new workspace's .workbook/), unless one is there
+    (a link there counts as one: never written through)."""
+    data = json.dumps({"version": VERSION, "puzzles": {}}, indent=2).encode("utf-8")
+    nofollow.create(folder.parent, f"{folder.name}/state.json", data)

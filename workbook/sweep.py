@@ -20,6 +20,9 @@ Looking through the build cache costs time that grows with it (0.3 to 0.7 s at
 workbook's run folder says there may be something to find, or a day after the
 last time (a reboot empties the temp folder, not the cache): a leftover only
 takes room until then.
+
+Only this user's own leftovers are removed: a name that matches but belongs to
+someone else, or is a link, is left alone and never followed (cachetrust.py).
 """
 
 from __future__ import annotations
@@ -28,13 +31,14 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
 
 import psutil
 
-from . import settings
+from . import cachetrust, settings
 
 RUN_PREFIX = "workbook-run-"
 RUN_NAME = re.compile(r"^workbook-run-(\d+)-(\d+)$")
@@ -85,12 +89,23 @@ def release(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
+def _remove(path: Path) -> bool:
+    """Remove a leftover if it is ours through and through; a link, or anything of someone
+    else's, stays where it is. Whether it went."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != cachetrust.me():
+        return False
+    if stat.S_ISDIR(info.st_mode):
+        if not cachetrust.all_ours(path):
+            return False
         shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(OSError):
-            path.unlink()
+        return not os.path.lexists(path)
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return not os.path.lexists(path)
 
 
 def _temp_folders() -> list[Path]:
@@ -110,8 +125,11 @@ def _temp_folders() -> list[Path]:
 
 
 def _staged(folder: Path, depth: int, patterns: tuple[re.Pattern, ...] = (STAGING, PARTIAL)) -> list[Path]:
-    """Entries under `folder` (to `depth` levels) named by `patterns` whose writer is gone."""
+    """Entries under `folder` (to `depth` levels) named by `patterns` whose writer is gone.
+    A folder that is a link is not looked into (what it points at is not ours to sweep)."""
     found = []
+    if os.path.islink(folder):
+        return found
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             m = next((m for m in (p.search(entry.name) for p in patterns) if m), None)
@@ -140,9 +158,8 @@ def sweep() -> list[Path]:
             for sub in ("build", "py"):
                 removed += _staged(cache / sub, CACHE_DEPTH)
             removed += _staged(cache / "verdicts", 1, (PARTIAL,))
+            removed += _staged(cache / "runtime", 1) + _staged(cache, 1, (PARTIAL,))
             (cache / SWEPT).touch()
     removed += _staged(settings.state_dir(), 1, (STAGING,))
     removed += _staged(settings.root() / "puzzles", 3, (LEARNER_PARTIAL,))
-    for path in removed:
-        _remove(path)
-    return removed
+    return [path for path in removed if _remove(path)]

@@ -7,6 +7,12 @@ seed, the options, the devices here (the GPU, compute-sanitizer) and every
 setting that changes a run. Anything that may come out otherwise next time (a
 crash, a timeout, a problem of the machine) is never kept. The report says when
 a verdict came from here; `--no-cache` runs afresh.
+
+A kept verdict is data, never code: JSON (results.to_dict, read back by
+results.from_dict), in the user's own cache folder (cachetrust.py), read only if
+it is ours, a regular file, of a sane size, of this format and for this very key.
+Anything else (a pickle, a forged file, a damaged one) is a verdict computed
+again, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,14 +21,13 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import json
 import os
-import pickle
-import threading
 from pathlib import Path
 
-from . import settings, toolchain
+from . import cachetrust, settings, toolchain
 from .catalog import Puzzle
-from .results import PuzzleResult, Status
+from .results import Malformed, PuzzleResult, Status, from_dict, to_dict
 
 KEPT = (Status.PASS, Status.FAIL, Status.COMPILE_ERROR, Status.COMPILED, Status.NOT_STARTED)
 PACKAGE = Path(__file__).resolve().parent
@@ -67,19 +72,28 @@ def key(puzzle: Puzzle, learner: dict[str, bytes], options, seed: int, devices: 
     return h.hexdigest()[:32]
 
 
+FORMAT = "workbook-verdict/1"
+
+
 def _path(digest: str) -> Path:
-    return settings.cache_dir() / "verdicts" / f"{digest}.pickle"
+    return settings.cache_dir() / "verdicts" / f"{digest}.json"
 
 
 def get(digest: str) -> PuzzleResult | None:
-    try:
-        result = pickle.loads(_path(digest).read_bytes())
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+    path = _path(digest)
+    raw = cachetrust.read(path)
+    if raw is None:
         return None
-    if not isinstance(result, PuzzleResult):
+    try:
+        kept = json.loads(raw)
+        if not isinstance(kept, dict) or kept.get("format") != FORMAT or kept.get("key") != digest:
+            raise Malformed("not a verdict of this format, or of another key")
+        result = from_dict(kept["result"])
+    except (ValueError, KeyError, RecursionError):  # Malformed and json's errors are ValueErrors
+        cachetrust.ignore(path, "malformed verdict")
         return None
     with contextlib.suppress(OSError):
-        os.utime(_path(digest))  # its last use: prune.py keeps what was used this month
+        os.utime(path, follow_symlinks=False)  # its last use: prune.py keeps what was used this month
     result.cached = True
     return result
 
@@ -101,9 +115,8 @@ def put(digest: str, result: PuzzleResult) -> None:
         return
     path = _path(digest)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}")  # sweep.py's PARTIAL
-        partial.write_bytes(pickle.dumps(_lean(result)))
-        os.replace(partial, path)
-    except OSError:
+        text = json.dumps({"format": FORMAT, "key": digest, "result": to_dict(_lean(result))})
+        cachetrust.make_dirs(path.parent)
+        cachetrust.write(path, text.encode())
+    except (OSError, TypeError, ValueError):
         pass  # a verdict not kept is only a verdict computed again

@@ -23,6 +23,17 @@ def _setting(read, problems: list[str]) -> str:
         return "?"
 
 
+def _cache_notes() -> list:
+    """Where the cache is if not where it was asked to be, and the last entry ignored in it
+    (cachetrust.py): notes, not problems: the cache is only a cache."""
+    from .. import cachetrust
+
+    try:
+        return cachetrust.notes()
+    except (OSError, settings.SettingError):
+        return []
+
+
 def main(ctx: Context) -> int:
     problems: list[str] = []
     toolchain.ask_gpu_afresh()  # never an answer kept from before: this is where one looks when in doubt
@@ -63,6 +74,8 @@ def main(ctx: Context) -> int:
         if found is None and fix:
             problems.append(t(fix))
     rows.append((t("doctor.cache"), _setting(settings.cache_dir, problems)))
+    cache_notes = _cache_notes()
+    rows += [(t("doctor.cache_note"), note.text()) for note in cache_notes]
     rows.append((t("doctor.max_cache"), str(settings.max_cache_dir())))
     found = settings.find_root()
     rows.append((t("doctor.root"), str(found) if found else t("doctor.no_root")))
@@ -92,6 +105,8 @@ def main(ctx: Context) -> int:
                           root=str(found) if found else None, curriculum=str(settings.curriculum()),
                           sanitizer=str(sanitizer.locate() or ""), containment=contained, gated=gated,
                           problems=problems,
+                          cache=_setting(settings.cache_dir, problems),
+                          cache_notes=[{"key": n.key, "text": n.text("en")} for n in cache_notes],
                           ok=not problems))
         return exitcodes.TOOLCHAIN if problems else exitcodes.OK
     table = Table(show_header=False, box=None)

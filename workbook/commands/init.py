@@ -32,6 +32,10 @@ def notices(ctx: Context, update: workspace.Update | None) -> None:
         ctx.err.print(t("workspace.added", ids=", ".join(update.added)), style="cyan")
     if update.kept:
         ctx.err.print(t("workspace.kept", files=", ".join(update.kept)), style="yellow")
+    if update.unlinked:
+        ctx.err.print(t("workspace.unlinked", files=", ".join(update.unlinked)), style="yellow")
+    for skipped in update.skipped:
+        ctx.err.print(skipped.text(), style="yellow", highlight=False)
 
 
 def bring_up_to_date(ctx: Context) -> None:
