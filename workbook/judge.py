@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from . import compare, kernelrun, launcher, settings, simfindings
 from .catalog import Part
 from .i18n import Msg, msg
-from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, Status
+from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, SharedPicture, Status
 
 if TYPE_CHECKING:
     from .engine import Check
@@ -228,14 +228,12 @@ def _picture(check: Check, dev: DeviceResult, raw: kernelrun.KernelRun, indices:
         ids = raw.writers.get((chosen, k))
         if ids is not None:
             picture.outputs[buf.name] = (list(buf.shape), ids.tolist())
-    picture.shared = [(alloc, ids.tolist()) for alloc, ids in raw.shared.get(chosen, [])]
-    for alloc, array in enumerate(raw.arrays.get(chosen, [])):
-        place = array.get("place")
-        found = simfindings.array_name(place)
-        if found:
-            picture.shared_names[alloc] = found.group(1)
-        rank = int(array.get("rank", 1)) or 1
-        picture.shared_shapes[alloc] = [int(d) for d in array.get("shape", [])[:rank]]
+    for shared in raw.shared.get(chosen, []):
+        found = simfindings.array_name(shared.place)
+        picture.shared.append(SharedPicture(
+            found.group(1) if found else "", shared.kernel, shared.block, shared.grid, shared.shape,
+            shared.writers.tolist(), shared.alloc + 1, shared.place.file if shared.place else "",
+            shared.place.line if shared.place else 0))
     dev.cases[indices.index(chosen)].picture = picture
 
 

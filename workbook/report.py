@@ -30,6 +30,7 @@ from .results import (
     PartResult,
     Picture,
     PuzzleResult,
+    SharedPicture,
     Status,
 )
 
@@ -621,28 +622,34 @@ def _nan_written(out: OutputCheck, picture: Picture | None) -> bool:
     return bool(nan) and all(ids[k] >= 0 for k in nan)
 
 
-def _thread_label(thread_id: int, picture: Picture) -> str:
+Dims = tuple[int, int, int]
+
+
+def _thread_label(thread_id: int, block: Dims, grid: Dims, blocks: bool) -> str:
     """A simulator writer id (block * threads + thread) as the learner names it:
-    thread_idx.x, or x,y; with several blocks, the block's the same way, then ':'."""
+    thread_idx.x, or x,y; with `blocks`, the block's the same way, then ':'."""
     if thread_id < 0:
         return "·"
-    per_block = picture.block[0] * picture.block[1] * picture.block[2]
-    block, thread = divmod(thread_id, per_block)
-    blocks = picture.grid[0] * picture.grid[1] * picture.grid[2]
-    tx, ty = thread % picture.block[0], thread // picture.block[0]
-    label = f"{tx},{ty}" if picture.block[1] > 1 else str(tx)
-    if blocks > 1:
-        bx, by = block % picture.grid[0], block // picture.grid[0]
-        label = (f"{bx},{by}" if picture.grid[1] > 1 else str(bx)) + ":" + label
+    per_block = block[0] * block[1] * block[2]
+    index, thread = divmod(thread_id, per_block)
+    tx, ty = thread % block[0], thread // block[0]
+    label = f"{tx},{ty}" if block[1] > 1 else str(tx)
+    if blocks:
+        bx, by = index % grid[0], index // grid[0]
+        label = (f"{bx},{by}" if grid[1] > 1 else str(bx)) + ":" + label
     return label
+
+
+def _who(block: Dims, blocks: bool) -> str:
+    """How a cell names its writer, in words."""
+    return t(("report.picture_who_xy" if block[1] > 1 else "report.picture_who_x") + ("_blocks" if blocks else ""))
 
 
 def picture_legend(picture: Picture, matrix: bool) -> str:
     """What a cell of the picture says, in words: which axis is which, and how a thread is named."""
     blocks = picture.grid[0] * picture.grid[1] * picture.grid[2] > 1
-    who = "report.picture_who_xy" if picture.block[1] > 1 else "report.picture_who_x"
     parts = [t("report.picture_cells_matrix")] if matrix else []
-    parts.append(t(who + ("_blocks" if blocks else "")))
+    parts.append(_who(picture.block, blocks))
     parts.append(t("report.picture_marks"))
     return " ".join(parts)
 
@@ -656,27 +663,52 @@ def render_picture(console: Console, picture: Picture, out: OutputCheck) -> None
     console.print(indented(t("report.picture", output=out.name), style="bold"))
     console.print(indented(picture_legend(picture, len(shape) >= 2), style="dim"))
     wrong = out.error_map if len(out.error_map) == len(ids) else None
-    console.print(_grid(shape, ids, picture, wrong, console.width))
-    for alloc, shared_ids in picture.shared:
-        name, shape = picture.shared_names.get(alloc, ""), picture.shared_shapes.get(alloc, [len(shared_ids)])
-        title = t("report.picture_shared_named", name=name) if name else t("report.picture_shared", n=alloc + 1)
-        console.print(indented(title, style="bold"))
-        console.print(_grid(shape, shared_ids, picture, None, console.width))
+    blocks = picture.grid[0] * picture.grid[1] * picture.grid[2] > 1
+    console.print(_grid(shape, [_thread_label(i, picture.block, picture.grid, blocks) for i in ids],
+                        [i >= 0 for i in ids], wrong, console.width))
+    for shared in picture.shared:
+        render_shared_picture(console, shared, picture)
 
 
-def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] | None, width: int) -> Text:
+def shared_title(shared: SharedPicture, several_kernels: bool) -> str:
+    """The array as the learner's code names it (and where), or its number where no line says."""
+    where = f"{shared.file}:{shared.line}" if shared.file and shared.line else ""
+    if shared.name:
+        key = "report.picture_shared_in" if several_kernels else "report.picture_shared_named"
+        return t(key, name=shared.name, kernel=shared.kernel, where=where or "?")
+    return t("report.picture_shared_unnamed", n=shared.number, kernel=shared.kernel)
+
+
+def render_shared_picture(console: Console, shared: SharedPicture, picture: Picture) -> None:
+    """One shared array of block 0, laid out as it was allocated (a 2D array by rows and
+    columns), its writers named by the block size of the kernel that used it."""
+    several = len({s.kernel for s in picture.shared}) > 1 or shared.block != picture.block
+    console.print(indented(shared_title(shared, several), style="bold"))
+    matrix = len(shared.shape) >= 2
+    outside = any(i >= shared.block[0] * shared.block[1] * shared.block[2] for i in shared.writers)  # a cluster's
+    who = _who(shared.block, outside)
+    same = who == _who(picture.block, picture.grid[0] * picture.grid[1] * picture.grid[2] > 1)
+    legend = ([t("report.picture_cells_shared")] if matrix else []) + ([] if same else [who])
+    if legend:
+        console.print(indented(" ".join(legend), style="dim"))
+    console.print(_grid(shared.shape, [_thread_label(i, shared.block, shared.grid, outside) for i in shared.writers],
+                        [i >= 0 for i in shared.writers], None, console.width))
+
+
+def _grid(shape: list[int], labels: list[str], written: list[bool], cells: list[int] | None, width: int) -> Text:
     """The writers laid out as the buffer is: a matrix by rows and columns (numbered), a
     vector in rows of as many cells as fit. Columns that don't fit are said, not hidden."""
-    labels = [_thread_label(i, picture) for i in ids]
-    marked = cells is not None and any(c >= 2 and i >= 0 for c, i in zip(cells, ids))
-    cell = max([len(x) for x in labels] + [1]) + (1 if marked else 0)  # a wrong value's writer gets a "!"
+    marked = cells is not None and any(c >= 2 and w for c, w in zip(cells, written))
     matrix = len(shape) >= 2
-    cols = shape[-1] if matrix else len(ids)
-    rows = len(ids) // cols if matrix else 1
+    cols = shape[-1] if matrix else len(labels)
+    rows = len(labels) // max(cols, 1) if matrix else 1
+    cell = max([len(x) for x in labels] + [1]) + (1 if marked else 0)  # a wrong value's writer gets a "!"
     gutter = 8
+    if matrix:  # the column numbers above must fit their cells too
+        cell = max(cell, len(str(cols - 1)))
     fit = max(1, (width - gutter) // (cell + 1))
     if not matrix:  # a vector: rows of `fit` cells, each row labelled with its first index
-        cols, rows = fit, -(-len(ids) // fit)
+        cols, rows = fit, -(-len(labels) // fit)
     shown = min(cols, fit)
     text = Text()
     if matrix:
@@ -689,10 +721,10 @@ def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] |
         text.append(f"  {r if matrix else r * cols:>5} ", style="dim")
         for c in range(shown):
             k = r * cols + c
-            if k >= len(ids):
+            if k >= len(labels):
                 break
-            bad = cells is not None and cells[k] >= 2 and ids[k] >= 0
-            style = "magenta" if ids[k] < 0 else ("red" if bad else "")
+            bad = cells is not None and cells[k] >= 2 and written[k]
+            style = "magenta" if not written[k] else ("red" if bad else "")
             text.append((labels[k] + ("!" if bad else "")).rjust(cell) + " ", style=style)
         text.rstrip()
         text.append("\n")

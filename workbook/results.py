@@ -123,15 +123,29 @@ class OutputCheck:
 
 
 @dataclass
+class SharedPicture:
+    """Which simulated thread of block 0 wrote each element of one shared array (-1:
+    nobody), in the launch that used it: its block and grid say what a thread id is."""
+
+    name: str  # the array's variable in the learner's kernel ("" where its line does not say)
+    kernel: str
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    shape: list[int]  # as allocated: [n], or [rows, cols]
+    writers: list[int]
+    number: int = 1  # its place among the launch's shared arrays (named so where `name` is "")
+    file: str = ""  # where it was allocated
+    line: int = 0
+
+
+@dataclass
 class Picture:
     """Which simulated thread wrote each element (-1: nobody), for one case."""
 
-    block: tuple[int, int, int]  # threads per block of the launch
+    block: tuple[int, int, int]  # threads per block of the launch that wrote the outputs (the last)
     grid: tuple[int, int, int]
     outputs: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # name -> (shape, writers)
-    shared: list[tuple[int, list[int]]] = field(default_factory=list)  # (allocation, writers) for block 0
-    shared_names: dict[int, str] = field(default_factory=dict)  # allocation -> its variable in the kernel
-    shared_shapes: dict[int, list[int]] = field(default_factory=dict)  # allocation -> its shape
+    shared: list[SharedPicture] = field(default_factory=list)  # block 0's shared arrays, per launch
 
 
 @dataclass

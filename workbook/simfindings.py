@@ -238,10 +238,15 @@ def _target(raw: dict, spec: CaseSpec | None) -> tuple[str, list[int], bool]:
 
 
 def array_name(place: Place | None) -> re.Match | None:
-    """`products` in `var products = stack_allocation[...]`, which may span lines."""
+    """`products` in `var products = stack_allocation[...]`, which may span lines: on the
+    allocation's own line, else the nearest one above it (two arrays allocated one after
+    the other: the line above may hold the first one's)."""
     if place is None:
         return None
-    return ARRAY_NAME.search(place.text) or ARRAY_NAME.search(f"{place.before} {place.text}")
+    found = ARRAY_NAME.search(place.text)
+    if found is None:
+        found = next(reversed(list(ARRAY_NAME.finditer(f"{place.before} {place.text}"))), None)
+    return found
 
 
 def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
