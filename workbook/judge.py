@@ -115,7 +115,8 @@ def traffic(check: Check, raw: kernelrun.KernelRun, kernels: set[str]) -> list[L
     lines: dict[tuple, list[int]] = {}
     for sid in sorted(ids):
         site, place = raw.sites[sid - 1], places.get(sid)
-        where = (place.file, place.line, place.text) if place else ("", 0, "")
+        where = (place.file, place.line, " / ".join([place.text, *(t for _, t in place.also)]),
+                 tuple(n for n, _ in place.also), place.about) if place else ("", 0, "", (), False)
         for space, at in (("global", SITE_TRAFFIC), ("shared", SITE_TRAFFIC + 3)):
             requests, cost, ideal = (int(v) for v in site[at:at + 3])
             if not requests:
@@ -127,10 +128,11 @@ def traffic(check: Check, raw: kernelrun.KernelRun, kernels: set[str]) -> list[L
             total[1] += cost
             total[2] += ideal
     found = []
-    for (kernel, file, line, text, space, access), (requests, cost, ideal) in lines.items():
+    for (kernel, file, line, text, also, about, space, access), (requests, cost, ideal) in lines.items():
         found.append(LineTraffic(
             kernel, file, line, space, access, requests, cost, ideal, round(cost / requests, 2),
-            round(ideal / requests, 2), round((cost - ideal) / requests, 2) if space == "shared" else 0.0, text))
+            round(ideal / requests, 2), round((cost - ideal) / requests, 2) if space == "shared" else 0.0, text,
+            list(also), about))
     found.sort(key=lambda x: (x.kernel, x.file, x.line, x.space, x.access))
     return found
 
@@ -148,7 +150,7 @@ def traffic_findings(part: Part, lines: list[LineTraffic]) -> list[Finding]:
                 value = x.per_request if space == "global" else x.conflicts_per_request
                 if value <= most:
                     continue
-                message = msg("finding.traffic_" + space, kernel=x.kernel, line=x.line or "?",
+                message = msg("finding.traffic_" + space, kernel=x.kernel, line=x.label if x.line else "?",
                               access=msg("traffic." + x.access), value=f"{value:g}", limit=f"{most:g}",
                               ideal=f"{x.ideal_per_request:g}", why=limit.why)
                 found.append(Finding("sim", "traffic", message, kernel=x.kernel, file=x.file,
@@ -192,7 +194,7 @@ def _budget_lines(check: Check, raw: kernelrun.KernelRun, kernel: str, name: str
     if not ids or raw.binary is None:
         return ""
     places = check.symbolize(raw.binary, raw.sites, ids, {})
-    return ", ".join(str(n) for n in sorted({p.line for p in places.values()}))
+    return ", ".join(sorted({p.label for p in places.values()}, key=lambda x: int(x.lstrip("≈").split("/")[0])))
 
 
 def _access(check: Check, raw: kernelrun.KernelRun, indices: list[int]) -> list[LaunchAccess]:

@@ -323,10 +323,15 @@ def render_traffic(console: Console, dev: DeviceResult) -> None:
             cost = t("report.traffic_conflicts", value=f"{x.conflicts_per_request:g}")
         where = f"{x.kernel}: {x.source}" if len(kernels) > 1 else x.source
         style = "red" if (x.kernel, x.line) in flagged else ""
-        table.add_row(str(x.line or "?"), f"{t('report.traffic_' + x.space)} {t('traffic.' + x.access)}",
+        table.add_row(x.label if x.line else "?", f"{t('report.traffic_' + x.space)} {t('traffic.' + x.access)}",
                       str(x.requests), Text(cost, style=style), Text(where, style="dim"))
     console.print(Padding(table, (0, 0, 0, 2)))
     console.print(indented(t("report.traffic_note"), style="dim"))
+    merged = next((x for x in dev.traffic if x.also), None)
+    if merged is not None:
+        console.print(indented(t("report.traffic_merged", lines=merged.label), style="dim"))
+    if any(x.approximate for x in dev.traffic):
+        console.print(indented(t("report.traffic_about"), style="dim"))
 def ptx_lines(dev: DeviceResult) -> list[str]:
     """A line per kernel: its global loads and stores, as the PTX has them."""
     return [t("report.ptx_kernel", kernel=k.kernel, loads=k.loads.summary(), load_bits=k.loads.widest_bits,
@@ -448,11 +453,14 @@ def render_findings(console: Console, dev: DeviceResult) -> None:
 
 
 def finding_places(f: Finding) -> list[tuple[str, int, str]]:
-    """Each line of the learner's code a finding names, with its text: a race names two."""
+    """Each line of the learner's code a finding names, with its text: a race names two, and
+    an access the compiler merged across lines names each of them."""
     places = [(f.file, f.line, f.source)] if f.file and f.line else []
-    if f.other_file and f.other_line and (f.other_file, f.other_line) != (f.file, f.line):
+    places += [(f.file, line, text) for line, text in f.also] if places else []
+    if f.other_file and f.other_line:
         places.append((f.other_file, f.other_line, f.other_source))
-    return places
+        places += [(f.other_file, line, text) for line, text in f.other_also]
+    return list(dict.fromkeys(places))
 
 
 def finding_where(f: Finding, case_names: dict[str, str] | None = None) -> str:
@@ -484,6 +492,8 @@ def finding_line(f: Finding, case_names: dict[str, str] | None = None) -> Paddin
         if source:
             place.append(f"  │ {source}")
         grid.add_row("", place)
+    for note in f.line_notes:  # lines the compiler merged, or a line that is only near
+        grid.add_row("", Text(note.text(), style="yellow"))
     where = finding_where(f, case_names)
     if where:
         grid.add_row("", Text(where, style="dim"))

@@ -94,6 +94,11 @@ class Finding:
     other_line: int | None = None
     other_source: str = ""
     threads: int = 0  # the simulator: how many threads did the same (0: not counted)
+    # Where the compiler merged the access with others (accesslines.py): the other lines it
+    # may be on, as (line, text), and why its line is uncertain.
+    also: list[tuple[int, str]] = field(default_factory=list)
+    other_also: list[tuple[int, str]] = field(default_factory=list)
+    line_notes: list[Msg] = field(default_factory=list)
 
 
 @dataclass
@@ -200,6 +205,13 @@ class LineTraffic:
     ideal_per_request: float
     conflicts_per_request: float = 0.0  # shared: (cost - ideal) / requests
     source: str = ""  # the text of that line
+    also: list[int] = field(default_factory=list)  # other lines whose accesses the compiler merged with it
+    approximate: bool = False  # the compiler's nearest line, which makes no such access
+
+    @property
+    def label(self) -> str:
+        """The line as the report says it: 57, 138/140 (merged: one of them), ≈135 (about)."""
+        return ("≈" if self.approximate else "") + "/".join(str(n) for n in (self.line, *self.also))
 
 
 @dataclass
