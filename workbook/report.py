@@ -32,6 +32,7 @@ from .results import (
     PuzzleResult,
     SharedPicture,
     Status,
+    to_data,
 )
 
 STYLE = {
@@ -103,9 +104,17 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         console.print(Text(say(result.budget_spent), style="bold yellow"))
     if result.diagnostics or result.compiler_output:
         render_diagnostics(console, result)
+    render_parts(console, result)
+    render_speed(console, result)
+    render_timing(console, result)
+
+
+def render_parts(console: Console, result: PuzzleResult) -> None:
     for part in result.parts:
         render_part(console, result, part)
-    render_speed(console, result)
+
+
+def render_timing(console: Console, result: PuzzleResult) -> None:
     timing = t("report.total_time", seconds=f"{result.seconds:.1f}")
     if result.first_verdict is not None and result.first_verdict < result.seconds - 0.5:
         timing += " · " + t("report.first_verdict", seconds=f"{result.first_verdict:.1f}")
@@ -114,14 +123,66 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         console.print(Text(t("report.quick"), style="dim"))
 
 
-def header(result: PuzzleResult, title: str) -> Panel:
+def header(result: PuzzleResult, title: str, first: bool = False) -> Panel:
+    """The box the report opens with; `first`: the first verdict's, while the run goes on."""
     head = Text.assemble((f"{result.id}  ", "bold"), (title, "bold"), "   ", badge(result.status))
     sub = t("report.seed", seed=result.seed)
     if result.solutions:
         sub += " · " + t("report.using_solutions")
     if result.cached:
         sub += " · " + t("report.cached")
-    return Panel(Group(head, Text(sub, style="dim")), box=box.ROUNDED, expand=True)
+    lines = [head, Text(sub, style="dim")]
+    if first:
+        lines.insert(1, Text(t("report.stream.header"), style="cyan"))
+    return Panel(Group(*lines), box=box.ROUNDED, expand=True)
+
+
+# ---------------------------------------------------------------------------
+# `workbook run` without waiting: the first verdict at once, the rest appended
+# ---------------------------------------------------------------------------
+
+# What runs after the first verdict, by the engine's stage event (engine.Check.partial).
+STILL_RUNNING = {"phase.gpu_check_next": "report.stream.gpu_check", "phase.kernels_done": "report.stream.graph",
+                 "phase.sanitizers_next": "report.stream.sanitizers"}
+
+
+def render_first(console: Console, first: PuzzleResult, title: str, next_key: str) -> None:
+    """The first verdict (the simulator's where no GPU runs the kernels), as soon as it is
+    in: the report's box and every device judged so far, then what is still running. What
+    that adds comes after it (`render_rest`), and the verdict of the whole run at the end."""
+    console.print(header(first, title, first=True))
+    render_parts(console, first)
+    seconds = first.first_verdict if first.first_verdict is not None else first.seconds
+    console.print(Text(t("report.stream.pending", seconds=f"{seconds:.1f}",
+                         what=t(STILL_RUNNING.get(next_key, "report.stream.rest_of_run"))), style="bold cyan"))
+
+
+def _added(first: PartResult | None, final: PartResult, stage: str) -> dict[str, DeviceResult]:
+    """The devices of `final` that the first verdict did not show, or showed otherwise."""
+    shown = (getattr(first, stage) if first else {})
+    return {name: dev for name, dev in getattr(final, stage).items()
+            if name not in shown or to_data(shown[name]) != to_data(dev)}
+
+
+def render_rest(console: Console, first: PuzzleResult, final: PuzzleResult) -> None:
+    """What the run added after its first verdict (`render_first`), then the whole run's
+    verdict: a compile error of the GPU build, the GPU's line, the graph's, the speed."""
+    console.rule(Text(t("report.stream.after"), style="bold"), align="left")
+    if final.problem and final.problem != first.problem:
+        console.print(Text(say(final.problem), style="bold red"))
+    if final.budget_spent:
+        console.print(Text(say(final.budget_spent), style="bold yellow"))
+    if final.diagnostics or final.compiler_output:
+        render_diagnostics(console, final)
+    earlier = {p.id: p for p in first.parts}
+    for part in final.parts:
+        kernels, graph = _added(earlier.get(part.id), part, "kernels"), _added(earlier.get(part.id), part, "graph")
+        if kernels or graph:
+            render_part(console, final, PartResult(part.id, part.status, kernels, part.atol, part.rtol, graph,
+                                                   part.speed))
+    render_speed(console, final)
+    render_timing(console, final)
+    console.print(Text.assemble((t("report.stream.verdict") + " ", "bold"), badge(final.status)))
 
 
 def not_started(result: PuzzleResult, files: list[str] | None) -> Text:

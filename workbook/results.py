@@ -343,6 +343,12 @@ def _plain(value):
     return value
 
 
+def to_data(value):
+    """Any result (a device's, a part's) as the JSON value --json writes for it: what two
+    results are compared by, to say whether they differ."""
+    return _plain(value)
+
+
 def to_dict(result: PuzzleResult) -> dict:
     """The JSON form of a puzzle result (see the README's --json section)."""
     data = _plain(result)
