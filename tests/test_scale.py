@@ -89,12 +89,13 @@ def test_a_verdict_kept_by_another_version_of_the_workbook_is_not_used(root, cac
 
 def test_the_gpu_compile_check_waits_for_the_simulators_build_and_not_after_a_compile_error(root, cache,
                                                                                           monkeypatch):
-    """Where no GPU runs it, the GPU's build is only a compile check: it starts once the
-    simulator's build has ended (so it never slows the first verdict, and is never starved
-    of CPU by it), at the workbook's own priority; after a compile error in that build it
-    does not start at all. In a batch (check of several puzzles) the builds run side by side."""
+    """Where no GPU runs it, the GPU's build is only a compile check: where someone waits for
+    the first verdict (events: run, watch) it starts once the simulator's build has ended (so
+    it never slows that verdict, and is never starved of CPU by it), at the workbook's own
+    priority; after a compile error in that build it does not start at all. In a batch (check
+    of several puzzles) the builds run side by side, as where nobody listens (grade)."""
     put_solution(root, "p01")
-    asked: list[tuple[str, str, float]] = []
+    asked: list[tuple] = []
     real = build.launcher
 
     def recording(children, src, plan, which, target=None, tick=None, lines=False, nice=0):
@@ -108,14 +109,16 @@ def test_the_gpu_compile_check_waits_for_the_simulators_build_and_not_after_a_co
     monkeypatch.setenv("WORKBOOK_NO_GPU", "1")
     learner = root / "puzzles/p01/map.mojo"
     learner.write_text(learner.read_text() + f"\n# {time.time_ns()}\n")  # both builds cold
-    result = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False))
+    heard = []
+    result = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False), events=heard.append)
     assert result.status == Status.PASS and result.device_statuses()["gpu"] == Status.COMPILED
+    assert [e.phase.key for e in heard if e.device == "stage"] == ["phase.gpu_check_next"]  # the first verdict, early
     when = {(which, what): at for which, what, at, _ in asked}
     assert when[("host", "end")] <= when[("gpu", "start")]
     assert {nice for *_, nice in asked} == {0}
     asked.clear()
     learner.write_text(learner.read_text().replace("var i", "i", 1))  # a name without `var`
-    broken = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False))
+    broken = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False), events=heard.append)
     assert broken.status == Status.COMPILE_ERROR and broken.diagnostics
     assert [which for which, what, *_ in asked if what == "start"] == ["host"]
     # In a batch the whole check's time counts: both build at once.

@@ -496,18 +496,19 @@ class Check:
         """Build a launcher; on a compile error remember it (and return None).
 
         Where no GPU runs its program, the GPU's build is only a check that the kernels
-        compile for it: it starts once the simulator's build has ended, so that it never
-        slows the first verdict, and not at all when that build failed (its compile error is
-        the verdict; the GPU's would say it again, later). It used to run beside it at a lower
-        priority: on a busy machine it then got no CPU for minutes, and ran past the
-        compiler's time limit, a compile error on correct code (issue 40). Not in a batch:
-        there the cores it would leave idle are the check's loss."""
+        compile for it: where someone waits for the first verdict (`events`: run, watch), it
+        starts once the simulator's build has ended, so that it never slows that verdict, and
+        not at all when that build failed (its compile error is the verdict; the GPU's would
+        say it again, later). It used to run beside it at a lower priority: on a busy machine
+        it then got no CPU for minutes, and ran past the compiler's time limit, a compile
+        error on correct code (issue 40). Where nobody waits for a first verdict (a batch, a
+        grade) both build at once: the cores one would leave idle are the check's loss."""
         if which == "host":
             try:
                 return self._build(which, device)
             finally:
                 self.host_built.set()
-        if not self.gpu_runs() and not self.options.batch:
+        if not self.gpu_runs() and not self.options.batch and self._events is not None:
             self.host_built.wait()
             if self.failed_build is not None:
                 return None
