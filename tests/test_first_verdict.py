@@ -121,7 +121,8 @@ def edit(root, puzzle: str = "p01") -> None:
     path.write_text((root / "solutions" / puzzle / "map.mojo").read_text() + f"\n# {uuid.uuid4().hex}\n")
 
 
-def test_run_prints_the_simulators_verdict_before_the_gpu_compile_ends(root):
+def test_run_prints_the_simulators_verdict_before_the_gpu_compile_ends(root, monkeypatch):
+    monkeypatch.setenv("WORKBOOK_NO_GPU", "1")  # a laptop's: a GPU host runs the kernels there
     edit(root)
     out = Stamped()
     console = Console(file=out, width=80, force_terminal=False, no_color=True, highlight=False)
@@ -139,7 +140,8 @@ def test_run_prints_the_simulators_verdict_before_the_gpu_compile_ends(root):
     assert "the first verdict; the rest of the run goes on below" in text
 
 
-def test_run_json_is_one_document_with_the_same_facts_and_the_whole_runs_exit_code(root, capsys):
+def test_run_json_is_one_document_with_the_same_facts_and_the_whole_runs_exit_code(root, monkeypatch):
+    monkeypatch.setenv("WORKBOOK_NO_GPU", "1")
     edit(root)
     buffer = io.StringIO()
     console = Console(file=buffer, width=80, force_terminal=False, no_color=True)
@@ -149,7 +151,8 @@ def test_run_json_is_one_document_with_the_same_facts_and_the_whole_runs_exit_co
     assert document["devices"] == {"sim": "pass", "gpu": "compiled"} and document["first_verdict"] > 0
 
 
-def test_watch_shows_the_first_verdict_while_the_gpu_compile_runs(root):
+def test_watch_shows_the_first_verdict_while_the_gpu_compile_runs(root, monkeypatch):
+    monkeypatch.setenv("WORKBOOK_NO_GPU", "1")
     edit(root)
     session = Session("p01")
     wait_for(lambda: session.finished() == 1, 600)
