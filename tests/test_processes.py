@@ -155,7 +155,7 @@ def test_a_process_knows_how_long_ago_it_started():
 
 
 def test_a_compile_that_can_wait_runs_at_a_lower_priority(tmp_path):
-    """build.LATER (the GPU's build where no GPU runs it): the program starts that much lower,
+    """A child started `nice` (a compile that can wait): the program starts that much lower,
     its session's autogroup too where the kernel has them (each child has a session of its
     own, and a nice value only ranks the processes within one group); one started plainly
     keeps the workbook's priority."""

@@ -89,27 +89,45 @@ def test_a_verdict_kept_by_another_version_of_the_workbook_is_not_used(root, cac
     assert not engine.check_puzzle(puzzle, quick()).cached
 
 
-def test_a_build_the_first_verdict_does_not_wait_for_yields_the_cores(root, cache, monkeypatch):
-    """Where no GPU runs it, the GPU's build is only a compile check: it runs at build.LATER,
-    below the simulator's build, whose verdict comes first (on two cores they compete); not
-    in a batch, where the cores it would leave idle at the end are the check's loss."""
+def test_the_gpu_compile_check_waits_for_the_simulators_build_and_not_after_a_compile_error(root, cache,
+                                                                                          monkeypatch):
+    """Where no GPU runs it, the GPU's build is only a compile check: where someone waits for
+    the first verdict (events: run, watch) it starts once the simulator's build has ended (so
+    it never slows that verdict, and is never starved of CPU by it), at the workbook's own
+    priority; after a compile error in that build it does not start at all. In a batch (check
+    of several puzzles) the builds run side by side, as where nobody listens (grade)."""
     put_solution(root, "p01")
-    asked = []
+    asked: list[tuple] = []
     real = build.launcher
 
     def recording(children, src, plan, which, target=None, tick=None, lines=False, nice=0):
-        asked.append((which, lines, nice))
-        return real(children, src, plan, which, target, tick, lines, nice)
+        asked.append((which, "start", time.monotonic(), nice))
+        try:
+            return real(children, src, plan, which, target, tick, lines, nice)
+        finally:
+            asked.append((which, "end", time.monotonic(), nice))
 
     monkeypatch.setattr(build, "launcher", recording)
     monkeypatch.setenv("WORKBOOK_NO_GPU", "1")
-    result = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False))
+    learner = root / "puzzles/p01/map.mojo"
+    learner.write_text(learner.read_text() + f"\n# {time.time_ns()}\n")  # both builds cold
+    heard = []
+    result = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False), events=heard.append)
     assert result.status == Status.PASS and result.device_statuses()["gpu"] == Status.COMPILED
-    assert sorted(asked) == [("gpu", False, build.LATER), ("host", False, 0)]
-    # In a batch (check of several puzzles) the whole check's time counts: no build waits.
+    assert [e.phase.key for e in heard if e.device == "stage"] == ["phase.gpu_check_next"]  # the first verdict, early
+    when = {(which, what): at for which, what, at, _ in asked}
+    assert when[("host", "end")] <= when[("gpu", "start")]
+    assert {nice for *_, nice in asked} == {0}
     asked.clear()
+    learner.write_text(learner.read_text().replace("var i", "i", 1))  # a name without `var`
+    broken = engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False), events=heard.append)
+    assert broken.status == Status.COMPILE_ERROR and broken.diagnostics
+    assert [which for which, what, *_ in asked if what == "start"] == ["host"]
+    # In a batch the whole check's time counts: both build at once.
+    asked.clear()
+    put_solution(root, "p01")
     assert engine.check_puzzle(catalog.load("p01"), engine.Options(cache=False, batch=True)).status == Status.PASS
-    assert sorted(asked) == [("gpu", False, 0), ("host", False, 0)]
+    assert sorted(which for which, what, *_ in asked if what == "start") == ["gpu", "host"]
 
 
 def test_many_puzzles_at_once_give_the_verdicts_one_at_a_time_gives_in_the_order_asked(root, cache):

@@ -90,12 +90,6 @@ compile_threads: int | None = None
 # Part of every key: bump it when what a build folder holds changes shape.
 LAYOUT = "2"
 
-# How much lower a compile runs whose program the first verdict does not wait for (the GPU's
-# where no GPU runs it): at 10 it gets about a tenth of the CPU of a compile at 0 when the two
-# compete (Linux's weights), and all of it when they don't.
-LATER = 10
-
-
 def _read_all(files: dict[str, Path], given: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """Every file's bytes, read once: what is hashed is exactly what is written and built,
     even if the learner saves again in between (an editor saving as `run` starts).
@@ -449,7 +443,7 @@ def launcher(children: Children, src: Sources, plan: Plan, which: str, target: s
     """Generate and build the `gpu` or `host` launcher for this plan (cached). `lines`
     adds line tables (-g1), so compute-sanitizer names the learner's line; they make
     the compile about half as long again, so only the sanitizer's build has them.
-    `nice`: LATER for a build the first verdict does not wait for."""
+    `nice`: how much lower than the workbook the compiler runs."""
     link, linked = None, []
     if which == "host":
         link, why = _sim_link(children)

@@ -19,6 +19,7 @@ module of workbook/pipelines/, and judge.py says what a run's outputs mean.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import importlib.util
 import math
@@ -165,6 +166,7 @@ class Check:
         # Set once the plain runs of every device have their verdicts (the graph stage waits
         # for it, not for compute-sanitizer), or the kernel stage ended another way.
         self.plain_verdicts = threading.Event()
+        self.host_built = threading.Event()  # the host launcher's build ended (or there is none)
         self._plain_awaited: set[str] = set()
         self._plain_seen: set[str] = set()
         self.gpu = toolchain.gpu()
@@ -271,7 +273,8 @@ class Check:
                     self._kernel_stage()
                 finally:
                     self.plain_verdicts.set()  # whatever ended it: the graph stage never waits forever
-                if self.failed_build is None:
+                if self.failed_build is None and any(graph_pipeline.kernels_passed(self, p) for p in self.parts
+                                                     if graph_pipeline.wanted(self, p)):
                     self.partial("phase.kernels_done")  # the graphs may still be building
 
             if graph_pipeline.wanted_any(self, self.parts):
@@ -328,18 +331,30 @@ class Check:
         return f"{gpu};gate={self.gate};sanitizer={sanitizer.locate()}"
 
     def partial(self, key: str) -> None:
-        """Tell the watcher what is in so far (the verdicts of the plain runs), before a slow
-        stage that would otherwise hold them back: compute-sanitizer, the MAX graphs."""
+        """Tell the watcher, and `run`, what is in so far (the verdicts of the plain runs),
+        before a slow stage that would otherwise hold them back: without a GPU the compile
+        for the GPU, then compute-sanitizer, the MAX graphs."""
         if self._events:
             self._events(Event("", "stage", msg(key), result=self._first_stage()))
 
+    def host_done(self) -> None:
+        """The host pipeline's verdicts are in (the simulator's, the CPU's). Where no GPU runs the
+        kernels they are the first verdict, and the GPU build still compiling is only a check
+        that the kernels build for it: say them now rather than after it (issue 40)."""
+        with self.lock:
+            gpu_pending = "gpu" in self._plain_awaited and "gpu" not in self._plain_seen
+        if gpu_pending and not self.gpu_runs() and self.failed_build is None:
+            self.partial("phase.gpu_check_next")
+
     def _first_stage(self) -> PuzzleResult:
-        """The result as the kernels left it: what watch shows while the graph builds."""
+        """The result as the kernels left it: what watch shows while the graph builds, and what
+        `run` prints at once. A copy: the devices' results may still change (a sanitizer's
+        findings), and the first verdict is what it was."""
         first = PuzzleResult(self.puzzle.id, self.result.title, Status.PASS, self.puzzle.kind, seed=self.seed,
                              solutions=self.options.solutions, quick=True)
         for part in self.parts:
             with self.lock:
-                devices = dict(self.kernels[part.id])
+                devices = copy.deepcopy(self.kernels[part.id])
             first.parts.append(PartResult(part.id, verdict([d.status for d in devices.values()]), devices,
                                           part.atol, part.rtol))
         first.status = verdict([p.status for p in first.parts])
@@ -364,7 +379,11 @@ class Check:
             result.status = Status.TIMEOUT  # the whole check's budget ran out while compiling: no verdict on the code
             result.problem = result.budget_spent
         for part in self.parts:
-            devices = {d: judge.device_result(d, Status.NOT_RUN, "reason.compile_error") for d in self.devices_of(part)}
+            # A device judged before the other build failed keeps its verdict (the simulator's,
+            # before the compile for the GPU failed): `run` has shown it already.
+            judged = {d: dev for d, dev in self.kernels[part.id].items() if dev.status != Status.NOT_RUN}
+            devices = {d: judged.get(d) or judge.device_result(d, Status.NOT_RUN, "reason.compile_error")
+                       for d in self.devices_of(part)}
             result.parts.append(PartResult(part.id, Status.COMPILE_ERROR, devices, part.atol, part.rtol))
         result.seconds = time.perf_counter() - self.started
         self._count_cpu()
@@ -435,6 +454,8 @@ class Check:
         if build_gpu:
             pipelines["gpu"] = lambda: gpu.run(self, gpu_parts)
         self._plain_awaited = set(pipelines)
+        if "host" not in pipelines:
+            self.host_built.set()
         try:
             self.parallel([self._plain(pipeline, name) for name, pipeline in pipelines.items()])
         finally:
@@ -450,7 +471,11 @@ class Check:
             try:
                 pipeline()
             finally:
+                if name == "host":
+                    self.host_built.set()  # it built nothing, or stopped before: the GPU's build goes on
                 self.plain_in(name)
+            if name == "host":
+                self.host_done()
         return job
 
     def plain_in(self, pipeline: str) -> None:
@@ -484,14 +509,31 @@ class Check:
                 self.result.stages[name] = self.result.stages.get(name, 0.0) + time.perf_counter() - started
 
     def build(self, which: str, device: str) -> build.Built | None:
-        """Build a launcher; on a compile error remember it (and return None). Where no GPU
-        runs its program, the GPU's build is only a compile check, so it yields the cores to
-        the simulator's, whose verdict comes first (not in a batch: there the cores it leaves
-        idle at the end would be lost)."""
+        """Build a launcher; on a compile error remember it (and return None).
+
+        Where no GPU runs its program, the GPU's build is only a check that the kernels
+        compile for it: where someone waits for the first verdict (`events`: run, watch), it
+        starts once the simulator's build has ended, so that it never slows that verdict, and
+        not at all when that build failed (its compile error is the verdict; the GPU's would
+        say it again, later). It used to run beside it at a lower priority: on a busy machine
+        it then got no CPU for minutes, and ran past the compiler's time limit, a compile
+        error on correct code (issue 40). Where nobody waits for a first verdict (a batch, a
+        grade) both build at once: the cores one would leave idle are the check's loss."""
+        if which == "host":
+            try:
+                return self._build(which, device)
+            finally:
+                self.host_built.set()
+        if not self.gpu_runs() and not self.options.batch and self._events is not None:
+            self.host_built.wait()
+            if self.failed_build is not None:
+                return None
+        return self._build(which, device)
+
+    def _build(self, which: str, device: str) -> build.Built | None:
         self.emit("", device, "phase.compiling")
-        nice = build.LATER if which == "gpu" and not self.gpu_runs() and not self.options.batch else 0
         with self.stage(f"build/{which}"):
-            built = build.launcher(self.children, self.src, self.plan, which, self.target(which), nice=nice)
+            built = build.launcher(self.children, self.src, self.plan, which, self.target(which))
         if built.link_seconds:
             with self.lock:
                 self.result.stages[f"link/{which}"] = built.link_seconds

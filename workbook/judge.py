@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from . import catalog, compare, kernelrun, launcher, settings, simfindings
 from .catalog import Part
 from .i18n import Msg, msg
-from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, Status
+from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, SharedPicture, Status
 from .symbols import Place
 
 if TYPE_CHECKING:
@@ -118,7 +118,8 @@ def traffic(check: Check, raw: kernelrun.KernelRun, kernels: set[str]) -> list[L
     lines: dict[tuple, list[int]] = {}
     for sid in sorted(ids):
         site, place = raw.sites[sid - 1], places.get(sid)
-        where = (place.file, place.line, place.text) if place else ("", 0, "")
+        where = (place.file, place.line, " / ".join([place.text, *(t for _, t in place.also)]),
+                 tuple(n for n, _ in place.also), place.about) if place else ("", 0, "", (), False)
         for space, at in (("global", SITE_TRAFFIC), ("shared", SITE_TRAFFIC + 3)):
             requests, cost, ideal = (int(v) for v in site[at:at + 3])
             if not requests:
@@ -130,10 +131,11 @@ def traffic(check: Check, raw: kernelrun.KernelRun, kernels: set[str]) -> list[L
             total[1] += cost
             total[2] += ideal
     found = []
-    for (kernel, file, line, text, space, access), (requests, cost, ideal) in lines.items():
+    for (kernel, file, line, text, also, about, space, access), (requests, cost, ideal) in lines.items():
         found.append(LineTraffic(
             kernel, file, line, space, access, requests, cost, ideal, round(cost / requests, 2),
-            round(ideal / requests, 2), round((cost - ideal) / requests, 2) if space == "shared" else 0.0, text))
+            round(ideal / requests, 2), round((cost - ideal) / requests, 2) if space == "shared" else 0.0, text,
+            list(also), about))
     found.sort(key=lambda x: (x.kernel, x.file, x.line, x.space, x.access))
     return found
 
@@ -151,7 +153,7 @@ def traffic_findings(part: Part, lines: list[LineTraffic]) -> list[Finding]:
                 value = x.per_request if space == "global" else x.conflicts_per_request
                 if value <= most:
                     continue
-                message = msg("finding.traffic_" + space, kernel=x.kernel, line=x.line or "?",
+                message = msg("finding.traffic_" + space, kernel=x.kernel, line=x.label if x.line else "?",
                               access=msg("traffic." + x.access), value=f"{value:g}", limit=f"{most:g}",
                               ideal=f"{x.ideal_per_request:g}", why=limit.why)
                 found.append(Finding("sim", "traffic", message, kernel=x.kernel, file=x.file,
@@ -221,13 +223,13 @@ def _budget_lines(check: Check, raw: kernelrun.KernelRun, kernel: str, name: str
     if not ids or raw.binary is None:
         return "", None
     places = check.symbolize(raw.binary, raw.sites, ids, {})
-    made: dict[int, int] = {}
-    where: dict[int, Place] = {}
+    made: dict[str, int] = {}
+    where: dict[str, Place] = {}
     for sid, place in places.items():
-        made[place.line] = made.get(place.line, 0) + int(raw.sites[sid - 1][column])
-        where.setdefault(place.line, place)
-    order = sorted(made, key=lambda line: (-made[line], line))
-    return ", ".join(map(str, order)), where[order[0]] if order else None
+        made[place.label] = made.get(place.label, 0) + int(raw.sites[sid - 1][column])
+        where.setdefault(place.label, place)
+    order = sorted(made, key=lambda label: (-made[label], int(label.lstrip("≈").split("/")[0])))
+    return ", ".join(order), where[order[0]] if order else None
 
 
 def _access(check: Check, raw: kernelrun.KernelRun, indices: list[int]) -> list[LaunchAccess]:
@@ -266,14 +268,12 @@ def _picture(check: Check, dev: DeviceResult, raw: kernelrun.KernelRun, indices:
         ids = raw.writers.get((chosen, k))
         if ids is not None:
             picture.outputs[buf.name] = (list(buf.shape), ids.tolist())
-    picture.shared = [(alloc, ids.tolist()) for alloc, ids in raw.shared.get(chosen, [])]
-    for alloc, array in enumerate(raw.arrays.get(chosen, [])):
-        place = array.get("place")
-        found = simfindings.array_name(place)
-        if found:
-            picture.shared_names[alloc] = found.group(1)
-        rank = int(array.get("rank", 1)) or 1
-        picture.shared_shapes[alloc] = [int(d) for d in array.get("shape", [])[:rank]]
+    for shared in raw.shared.get(chosen, []):
+        found = simfindings.array_name(shared.place)
+        picture.shared.append(SharedPicture(
+            found.group(1) if found else "", shared.kernel, shared.block, shared.grid, shared.shape,
+            shared.writers.tolist(), shared.alloc + 1, shared.place.file if shared.place else "",
+            shared.place.line if shared.place else 0))
     dev.cases[indices.index(chosen)].picture = picture
 
 

@@ -91,6 +91,24 @@ class LaunchCounts:
 
 
 @dataclass
+class SharedMap:
+    """Who wrote each element of one shared array in block 0, after one launch of a case
+    (the simulator's first repeat, forward order): with the launch's own block and grid,
+    since a thread id means nothing without them, and the array's shape and allocation
+    site, whose line names its variable."""
+
+    alloc: int  # the array's number in its launch, in allocation order
+    launch: int  # the launch of the case that used it (0, 1, ...)
+    kernel: str
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    shape: list[int]  # as allocated: [n], [rows, cols], ...
+    site: int  # where stack_allocation was called (a site id)
+    writers: np.ndarray  # per element, the writer's thread id in the launch (-1: nobody)
+    place: Place | None = None  # the allocation's line in the learner's file
+
+
+@dataclass
 class KernelRun:
     """What came back from one launcher run."""
 
@@ -100,8 +118,7 @@ class KernelRun:
     outputs: dict[int, list[list[np.ndarray]]] = field(default_factory=dict)  # case -> repeats -> outputs
     findings: list[dict] = field(default_factory=list)  # the simulator's, with "place"/"other_place" attached
     writers: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)  # (case, output) -> thread ids
-    shared: dict[int, list[tuple[int, np.ndarray]]] = field(default_factory=dict)  # case -> (allocation, ids)
-    arrays: dict[int, list[dict]] = field(default_factory=dict)  # case -> block 0's shared arrays, described
+    shared: dict[int, list[SharedMap]] = field(default_factory=dict)  # case -> block 0's shared arrays, per launch
     counts: list[LaunchCounts] = field(default_factory=list)
     most_writes: dict[tuple[int, int], int] = field(default_factory=dict)  # (case, output) -> writes to one element
     # (case, launch) -> buffer -> (the most writes that launch made to one element, that element)
@@ -190,7 +207,6 @@ def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, i
         total.findings += got.findings
         total.writers.update(got.writers)
         total.shared.update(got.shared)
-        total.arrays.update(got.arrays)
         total.counts += got.counts
         total.most_writes.update(got.most_writes)
         total.launch_writes.update(got.launch_writes)
@@ -318,8 +334,6 @@ def _read_details(channel: Channel, result: dict, plan: Plan, cases: list[int], 
     _read_writers(channel["writers"].read(maps_cap(plan, cases, mode)), got)
     _read_counters(channel["counters"].read(maps_cap(plan, cases, mode)), got)
     for key, value in result.items():
-        if key.startswith("shared_") and key[7:].isdigit() and isinstance(value, list):
-            got.arrays[int(key[7:])] = value
         if key.startswith("times_") and key[6:].isdigit() and isinstance(value, list):
             got.times[int(key[6:])] = [int(v) for v in value if isinstance(v, int) and v > 0]
     got.findings = [f for f in result.get("findings", []) if isinstance(f, dict)]
@@ -338,15 +352,15 @@ def _read_details(channel: Channel, result: dict, plan: Plan, cases: list[int], 
             wanted.add(f["array"].get("site", 0))
         if "pc" in f:  # a fault: where the instruction was
             timeout_sites += _where(f)
-    for arrays in got.arrays.values():
-        wanted |= {a.get("site", 0) for a in arrays}
+    allocated = {m.site for maps in got.shared.values() for m in maps}
+    wanted |= allocated
     if got.timeout and "pc" in got.timeout:
         timeout_sites += _where(got.timeout)
     extra = {len(sites) + 1 + k: site for k, site in enumerate(timeout_sites)}
     # Shared arrays are named by the compiler's own line for them: those first, so that an
     # access the compiler gave no line can be matched to a line that touches its array.
     arrays = {f["array"].get("site", 0) for f in got.findings if isinstance(f.get("array"), dict)}
-    arrays |= {a.get("site", 0) for listed in got.arrays.values() for a in listed}
+    arrays |= allocated
     named = symbolize(binary, sites, arrays, {}) if arrays else {}
     hints: dict[int, str] = {}
     for f in got.findings:
@@ -364,9 +378,9 @@ def _read_details(channel: Channel, result: dict, plan: Plan, cases: list[int], 
         f["wait_places"] = [places.get(w[0]) for w in f.get("waits", [])]
         if isinstance(f.get("array"), dict):
             f["array"]["place"] = places.get(f["array"].get("site", 0))
-    for arrays in got.arrays.values():
-        for a in arrays:
-            a["place"] = places.get(a.get("site", 0))
+    for maps in got.shared.values():
+        for m in maps:
+            m.place = places.get(m.site)
     at = len(sites) + 1
     for f in got.findings:
         if "pc" in f:
@@ -396,19 +410,30 @@ def _tail(log: str) -> str:
 
 
 def _read_writers(raw: bytes, run: KernelRun) -> None:
-    """writers.bin: records of four Int32 (kind, case, index, count), then count Int32."""
+    """writers.bin: records of four Int32 (kind, case, index, count), then count Int32
+    (kind 1: an output's writers); kind 4, a shared array's, has 16 Int32 and a 48-byte
+    kernel name before them (wbsim.c shared_snapshot)."""
     pos = 0
     while pos + 16 <= len(raw):
         kind, case, index, count = struct.unpack_from("<4i", raw, pos)
         pos += 16
-        if count < 0 or pos + 4 * count > len(raw):
+        about = struct.unpack_from("<16i", raw, pos) if kind == 4 and pos + 112 <= len(raw) else None
+        if kind == 4:
+            if about is None:
+                return
+            kernel = raw[pos + 64:pos + 112].split(b"\0", 1)[0].decode(errors="replace")
+            pos += 112
+        if count < 0 or pos + 4 * count > len(raw) or kind not in (1, 4):
             return
         ids = np.frombuffer(raw, dtype=np.int32, count=count, offset=pos).copy()
         pos += 4 * count
-        if kind == 1:
+        if about is None:
             run.writers[(case, index)] = ids
-        else:
-            run.shared.setdefault(case, []).append((index, ids))
+            continue
+        launch, rank, *shape = about[:5]
+        run.shared.setdefault(case, []).append(SharedMap(
+            index, launch, kernel, tuple(about[7:10]), tuple(about[10:13]), list(shape[:max(1, min(rank, 3))]),
+            about[5], ids))
 
 
 def _read_counters(raw: bytes, run: KernelRun) -> None:

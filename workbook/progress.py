@@ -3,12 +3,18 @@
 One compact Rich display, one line per device (compiling, case 3 of 7,
 building the graph, racecheck...), that disappears into the report when the
 run ends. Nothing of it under --json, in a pipe, or in CI logs.
+
+The first verdict is not held back for what runs after it: `on_first` gets the
+engine's first stage (engine.Check.partial) as soon as it is in, and prints it
+above the live lines (in a pipe, as plain lines), which go on with what is
+still running. It is called once, on the engine's thread.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.live import Live
@@ -31,12 +37,15 @@ def wanted(console: Console, as_json: bool) -> bool:
 class LiveProgress:
     """A context manager and an engine `events` callback at once."""
 
-    def __init__(self, console: Console, title: str, enabled: bool = True):
+    def __init__(self, console: Console, title: str, enabled: bool = True,
+                 on_first: Callable[[Event], None] | None = None):
         self.console, self.title, self.enabled = console, title, enabled
         self.rows: dict[str, list] = {}  # device -> [phase text, started, status or None, ended]
         self.lock = threading.Lock()
         self.started = time.monotonic()
         self.live: Live | None = None
+        self.on_first = on_first
+        self.first: Event | None = None  # the first stage, once it was handed on
 
     def __enter__(self) -> LiveProgress:
         if self.enabled:
@@ -50,6 +59,13 @@ class LiveProgress:
             self.live = None
 
     def __call__(self, event: Event) -> None:
+        if event.device == "stage":
+            if event.result is not None and self.on_first is not None and self.first is None:
+                self.first = event
+                self.on_first(event)
+                with self.lock:  # what it showed is done: the live lines go on with the rest
+                    self.rows = {k: row for k, row in self.rows.items() if row[2] is None}
+            return
         key = f"{event.device}:{event.part}" if event.part and event.device.startswith("graph") else event.device
         with self.lock:
             row = self.rows.setdefault(key, [None, time.monotonic(), None, None])

@@ -30,7 +30,9 @@ from .results import (
     PartResult,
     Picture,
     PuzzleResult,
+    SharedPicture,
     Status,
+    to_data,
 )
 
 STYLE = {
@@ -102,29 +104,91 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         console.print(Text(say(result.budget_spent), style="bold yellow"))
     if result.diagnostics or result.compiler_output:
         render_diagnostics(console, result)
+    render_parts(console, result)
+    render_speed(console, result)
+    render_timing(console, result)
+    for line in closing(result):
+        console.print(line)
+
+
+def render_parts(console: Console, result: PuzzleResult) -> None:
+    """Each part's devices; a line every part shows alike is said once, after them."""
     common = shared_lines(result)
     for part in result.parts:
         render_part(console, result, part, common)
     render_shared(console, result, common)
-    render_speed(console, result)
+
+
+def render_timing(console: Console, result: PuzzleResult) -> None:
     timing = t("report.total_time", seconds=f"{result.seconds:.1f}")
     if result.first_verdict is not None and result.first_verdict < result.seconds - 0.5:
         timing += " · " + t("report.first_verdict", seconds=f"{result.first_verdict:.1f}")
     console.print(Text(timing, style="dim"))
     if result.quick:
         console.print(Text(t("report.quick"), style="dim"))
-    for line in closing(result):
-        console.print(line)
 
 
-def header(result: PuzzleResult, title: str) -> Panel:
+def header(result: PuzzleResult, title: str, first: bool = False) -> Panel:
+    """The box the report opens with; `first`: the first verdict's, while the run goes on."""
     head = Text.assemble((f"{result.id}  ", "bold"), (title, "bold"), "   ", badge(result.status))
     sub = t("report.seed", seed=result.seed)
     if result.solutions:
         sub += " · " + t("report.using_solutions")
     if result.cached:
         sub += " · " + t("report.cached")
-    return Panel(Group(head, Text(sub, style="dim")), box=box.ROUNDED, expand=True)
+    lines = [head, Text(sub, style="dim")]
+    if first:
+        lines.insert(1, Text(t("report.stream.header"), style="cyan"))
+    return Panel(Group(*lines), box=box.ROUNDED, expand=True)
+
+
+# ---------------------------------------------------------------------------
+# `workbook run` without waiting: the first verdict at once, the rest appended
+# ---------------------------------------------------------------------------
+
+# What runs after the first verdict, by the engine's stage event (engine.Check.partial).
+STILL_RUNNING = {"phase.gpu_check_next": "report.stream.gpu_check", "phase.kernels_done": "report.stream.graph",
+                 "phase.sanitizers_next": "report.stream.sanitizers"}
+
+
+def render_first(console: Console, first: PuzzleResult, title: str, next_key: str) -> None:
+    """The first verdict (the simulator's where no GPU runs the kernels), as soon as it is
+    in: the report's box and every device judged so far, then what is still running. What
+    that adds comes after it (`render_rest`), and the verdict of the whole run at the end."""
+    console.print(header(first, title, first=True))
+    render_parts(console, first)
+    seconds = first.first_verdict if first.first_verdict is not None else first.seconds
+    console.print(Text(t("report.stream.pending", seconds=f"{seconds:.1f}",
+                         what=t(STILL_RUNNING.get(next_key, "report.stream.rest_of_run"))), style="bold cyan"))
+
+
+def _added(first: PartResult | None, final: PartResult, stage: str) -> dict[str, DeviceResult]:
+    """The devices of `final` that the first verdict did not show, or showed otherwise."""
+    shown = (getattr(first, stage) if first else {})
+    return {name: dev for name, dev in getattr(final, stage).items()
+            if name not in shown or to_data(shown[name]) != to_data(dev)}
+
+
+def render_rest(console: Console, first: PuzzleResult, final: PuzzleResult) -> None:
+    """What the run added after its first verdict (`render_first`), then the whole run's
+    verdict: a compile error of the GPU build, the GPU's line, the graph's, the speed."""
+    console.rule(Text(t("report.stream.after"), style="bold"), align="left")
+    if final.problem and final.problem != first.problem:
+        console.print(Text(say(final.problem), style="bold red"))
+    if final.budget_spent:
+        console.print(Text(say(final.budget_spent), style="bold yellow"))
+    if final.diagnostics or final.compiler_output:
+        render_diagnostics(console, final)
+    earlier = {p.id: p for p in first.parts}
+    for part in final.parts:
+        kernels, graph = _added(earlier.get(part.id), part, "kernels"), _added(earlier.get(part.id), part, "graph")
+        if kernels or graph:
+            render_part(console, final, PartResult(part.id, part.status, kernels, part.atol, part.rtol, graph,
+                                                   part.speed))
+    render_speed(console, final)
+    render_timing(console, final)
+    for line in closing(final):  # the whole run's verdict, and the first thing to fix
+        console.print(line)
 
 
 def not_started(result: PuzzleResult, files: list[str] | None) -> Text:
@@ -383,10 +447,15 @@ def render_traffic(console: Console, dev: DeviceResult) -> None:
             cost = t("report.traffic_conflicts", value=f"{x.conflicts_per_request:g}")
         where = f"{x.kernel}: {x.source}" if len(kernels) > 1 else x.source
         style = "red" if (x.kernel, x.line) in flagged else ""
-        table.add_row(str(x.line or "?"), f"{t('report.traffic_' + x.space)} {t('traffic.' + x.access)}",
+        table.add_row(x.label if x.line else "?", f"{t('report.traffic_' + x.space)} {t('traffic.' + x.access)}",
                       str(x.requests), Text(cost, style=style), Text(where, style="dim"))
     console.print(Padding(table, (0, 0, 0, 2)))
     console.print(indented(t("report.traffic_note"), style="dim"))
+    merged = next((x for x in dev.traffic if x.also), None)
+    if merged is not None:
+        console.print(indented(t("report.traffic_merged", lines=merged.label), style="dim"))
+    if any(x.approximate for x in dev.traffic):
+        console.print(indented(t("report.traffic_about"), style="dim"))
 def ptx_lines(dev: DeviceResult) -> list[str]:
     """A line per kernel: its global loads and stores, as the PTX has them."""
     return [t("report.ptx_kernel", kernel=k.kernel, loads=k.loads.summary(), load_bits=k.loads.widest_bits,
@@ -512,11 +581,14 @@ def render_findings(console: Console, dev: DeviceResult) -> None:
 
 
 def finding_places(f: Finding) -> list[tuple[str, int, str]]:
-    """Each line of the learner's code a finding names, with its text: a race names two."""
+    """Each line of the learner's code a finding names, with its text: a race names two, and
+    an access the compiler merged across lines names each of them."""
     places = [(f.file, f.line, f.source)] if f.file and f.line else []
-    if f.other_file and f.other_line and (f.other_file, f.other_line) != (f.file, f.line):
+    places += [(f.file, line, text) for line, text in f.also] if places else []
+    if f.other_file and f.other_line:
         places.append((f.other_file, f.other_line, f.other_source))
-    return places
+        places += [(f.other_file, line, text) for line, text in f.other_also]
+    return list(dict.fromkeys(places))
 
 
 def finding_where(f: Finding, case_names: dict[str, str] | None = None) -> str:
@@ -548,6 +620,8 @@ def finding_line(f: Finding, case_names: dict[str, str] | None = None) -> Paddin
         if source:
             place.append(f"  │ {source}")
         grid.add_row("", place)
+    for note in f.line_notes:  # lines the compiler merged, or a line that is only near
+        grid.add_row("", Text(note.text(), style="yellow"))
     where = finding_where(f, case_names)
     if where:
         grid.add_row("", Text(where, style="dim"))
@@ -686,28 +760,34 @@ def _nan_written(out: OutputCheck, picture: Picture | None) -> bool:
     return bool(nan) and all(ids[k] >= 0 for k in nan)
 
 
-def _thread_label(thread_id: int, picture: Picture) -> str:
+Dims = tuple[int, int, int]
+
+
+def _thread_label(thread_id: int, block: Dims, grid: Dims, blocks: bool) -> str:
     """A simulator writer id (block * threads + thread) as the learner names it:
-    thread_idx.x, or x,y; with several blocks, the block's the same way, then ':'."""
+    thread_idx.x, or x,y; with `blocks`, the block's the same way, then ':'."""
     if thread_id < 0:
         return "·"
-    per_block = picture.block[0] * picture.block[1] * picture.block[2]
-    block, thread = divmod(thread_id, per_block)
-    blocks = picture.grid[0] * picture.grid[1] * picture.grid[2]
-    tx, ty = thread % picture.block[0], thread // picture.block[0]
-    label = f"{tx},{ty}" if picture.block[1] > 1 else str(tx)
-    if blocks > 1:
-        bx, by = block % picture.grid[0], block // picture.grid[0]
-        label = (f"{bx},{by}" if picture.grid[1] > 1 else str(bx)) + ":" + label
+    per_block = block[0] * block[1] * block[2]
+    index, thread = divmod(thread_id, per_block)
+    tx, ty = thread % block[0], thread // block[0]
+    label = f"{tx},{ty}" if block[1] > 1 else str(tx)
+    if blocks:
+        bx, by = index % grid[0], index // grid[0]
+        label = (f"{bx},{by}" if grid[1] > 1 else str(bx)) + ":" + label
     return label
+
+
+def _who(block: Dims, blocks: bool) -> str:
+    """How a cell names its writer, in words."""
+    return t(("report.picture_who_xy" if block[1] > 1 else "report.picture_who_x") + ("_blocks" if blocks else ""))
 
 
 def picture_legend(picture: Picture, matrix: bool) -> str:
     """What a cell of the picture says, in words: which axis is which, and how a thread is named."""
     blocks = picture.grid[0] * picture.grid[1] * picture.grid[2] > 1
-    who = "report.picture_who_xy" if picture.block[1] > 1 else "report.picture_who_x"
     parts = [t("report.picture_cells_matrix")] if matrix else []
-    parts.append(t(who + ("_blocks" if blocks else "")))
+    parts.append(_who(picture.block, blocks))
     parts.append(t("report.picture_marks"))
     return " ".join(parts)
 
@@ -721,27 +801,52 @@ def render_picture(console: Console, picture: Picture, out: OutputCheck) -> None
     console.print(indented(t("report.picture", output=out.name), style="bold"))
     console.print(indented(picture_legend(picture, len(shape) >= 2), style="dim"))
     wrong = out.error_map if len(out.error_map) == len(ids) else None
-    console.print(_grid(shape, ids, picture, wrong, console.width))
-    for alloc, shared_ids in picture.shared:
-        name, shape = picture.shared_names.get(alloc, ""), picture.shared_shapes.get(alloc, [len(shared_ids)])
-        title = t("report.picture_shared_named", name=name) if name else t("report.picture_shared", n=alloc + 1)
-        console.print(indented(title, style="bold"))
-        console.print(_grid(shape, shared_ids, picture, None, console.width))
+    blocks = picture.grid[0] * picture.grid[1] * picture.grid[2] > 1
+    console.print(_grid(shape, [_thread_label(i, picture.block, picture.grid, blocks) for i in ids],
+                        [i >= 0 for i in ids], wrong, console.width))
+    for shared in picture.shared:
+        render_shared_picture(console, shared, picture)
 
 
-def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] | None, width: int) -> Text:
+def shared_title(shared: SharedPicture, several_kernels: bool) -> str:
+    """The array as the learner's code names it (and where), or its number where no line says."""
+    where = f"{shared.file}:{shared.line}" if shared.file and shared.line else ""
+    if shared.name:
+        key = "report.picture_shared_in" if several_kernels else "report.picture_shared_named"
+        return t(key, name=shared.name, kernel=shared.kernel, where=where or "?")
+    return t("report.picture_shared_unnamed", n=shared.number, kernel=shared.kernel)
+
+
+def render_shared_picture(console: Console, shared: SharedPicture, picture: Picture) -> None:
+    """One shared array of block 0, laid out as it was allocated (a 2D array by rows and
+    columns), its writers named by the block size of the kernel that used it."""
+    several = len({s.kernel for s in picture.shared}) > 1 or shared.block != picture.block
+    console.print(indented(shared_title(shared, several), style="bold"))
+    matrix = len(shared.shape) >= 2
+    outside = any(i >= shared.block[0] * shared.block[1] * shared.block[2] for i in shared.writers)  # a cluster's
+    who = _who(shared.block, outside)
+    same = who == _who(picture.block, picture.grid[0] * picture.grid[1] * picture.grid[2] > 1)
+    legend = ([t("report.picture_cells_shared")] if matrix else []) + ([] if same else [who])
+    if legend:
+        console.print(indented(" ".join(legend), style="dim"))
+    console.print(_grid(shared.shape, [_thread_label(i, shared.block, shared.grid, outside) for i in shared.writers],
+                        [i >= 0 for i in shared.writers], None, console.width))
+
+
+def _grid(shape: list[int], labels: list[str], written: list[bool], cells: list[int] | None, width: int) -> Text:
     """The writers laid out as the buffer is: a matrix by rows and columns (numbered), a
     vector in rows of as many cells as fit. Columns that don't fit are said, not hidden."""
-    labels = [_thread_label(i, picture) for i in ids]
-    marked = cells is not None and any(c >= 2 and i >= 0 for c, i in zip(cells, ids))
-    cell = max([len(x) for x in labels] + [1]) + (1 if marked else 0)  # a wrong value's writer gets a "!"
+    marked = cells is not None and any(c >= 2 and w for c, w in zip(cells, written))
     matrix = len(shape) >= 2
-    cols = shape[-1] if matrix else len(ids)
-    rows = len(ids) // cols if matrix else 1
+    cols = shape[-1] if matrix else len(labels)
+    rows = len(labels) // max(cols, 1) if matrix else 1
+    cell = max([len(x) for x in labels] + [1]) + (1 if marked else 0)  # a wrong value's writer gets a "!"
     gutter = 8
+    if matrix:  # the column numbers above must fit their cells too
+        cell = max(cell, len(str(cols - 1)))
     fit = max(1, (width - gutter) // (cell + 1))
     if not matrix:  # a vector: rows of `fit` cells, each row labelled with its first index
-        cols, rows = fit, -(-len(ids) // fit)
+        cols, rows = fit, -(-len(labels) // fit)
     shown = min(cols, fit)
     text = Text()
     if matrix:
@@ -754,10 +859,10 @@ def _grid(shape: list[int], ids: list[int], picture: Picture, cells: list[int] |
         text.append(f"  {r if matrix else r * cols:>5} ", style="dim")
         for c in range(shown):
             k = r * cols + c
-            if k >= len(ids):
+            if k >= len(labels):
                 break
-            bad = cells is not None and cells[k] >= 2 and ids[k] >= 0
-            style = "magenta" if ids[k] < 0 else ("red" if bad else "")
+            bad = cells is not None and cells[k] >= 2 and written[k]
+            style = "magenta" if not written[k] else ("red" if bad else "")
             text.append((labels[k] + ("!" if bad else "")).rjust(cell) + " ", style=style)
         text.rstrip()
         text.append("\n")

@@ -97,6 +97,11 @@ class Finding:
     other_line: int | None = None
     other_source: str = ""
     threads: int = 0  # the simulator: how many threads did the same (0: not counted)
+    # Where the compiler merged the access with others (accesslines.py): the other lines it
+    # may be on, as (line, text), and why its line is uncertain.
+    also: list[tuple[int, str]] = field(default_factory=list)
+    other_also: list[tuple[int, str]] = field(default_factory=list)
+    line_notes: list[Msg] = field(default_factory=list)
 
 
 @dataclass
@@ -126,15 +131,29 @@ class OutputCheck:
 
 
 @dataclass
+class SharedPicture:
+    """Which simulated thread of block 0 wrote each element of one shared array (-1:
+    nobody), in the launch that used it: its block and grid say what a thread id is."""
+
+    name: str  # the array's variable in the learner's kernel ("" where its line does not say)
+    kernel: str
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    shape: list[int]  # as allocated: [n], or [rows, cols]
+    writers: list[int]
+    number: int = 1  # its place among the launch's shared arrays (named so where `name` is "")
+    file: str = ""  # where it was allocated
+    line: int = 0
+
+
+@dataclass
 class Picture:
     """Which simulated thread wrote each element (-1: nobody), for one case."""
 
-    block: tuple[int, int, int]  # threads per block of the launch
+    block: tuple[int, int, int]  # threads per block of the launch that wrote the outputs (the last)
     grid: tuple[int, int, int]
     outputs: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # name -> (shape, writers)
-    shared: list[tuple[int, list[int]]] = field(default_factory=list)  # (allocation, writers) for block 0
-    shared_names: dict[int, str] = field(default_factory=dict)  # allocation -> its variable in the kernel
-    shared_shapes: dict[int, list[int]] = field(default_factory=dict)  # allocation -> its shape
+    shared: list[SharedPicture] = field(default_factory=list)  # block 0's shared arrays, per launch
 
 
 @dataclass
@@ -192,6 +211,13 @@ class LineTraffic:
     ideal_per_request: float
     conflicts_per_request: float = 0.0  # shared: (cost - ideal) / requests
     source: str = ""  # the text of that line
+    also: list[int] = field(default_factory=list)  # other lines whose accesses the compiler merged with it
+    approximate: bool = False  # the compiler's nearest line, which makes no such access
+
+    @property
+    def label(self) -> str:
+        """The line as the report says it: 57, 138/140 (merged: one of them), ≈135 (about)."""
+        return ("≈" if self.approximate else "") + "/".join(str(n) for n in (self.line, *self.also))
 
 
 @dataclass
@@ -349,6 +375,12 @@ def _plain(value):
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+def to_data(value):
+    """Any result (a device's, a part's) as the JSON value --json writes for it: what two
+    results are compared by, to say whether they differ."""
+    return _plain(value)
 
 
 def to_dict(result: PuzzleResult) -> dict:

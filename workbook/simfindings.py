@@ -29,7 +29,7 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
     place: Place | None = raw.get("place")
     other: Place | None = raw.get("other_place")
     who = threads(raw, launch)
-    values: dict = {"who": who, "line": place.line if place else "?", "other_line": other.line if other else "?"}
+    values: dict = {"who": who, "line": place.label if place else "?", "other_line": other.label if other else "?"}
     if kind in ("read_out_of_bounds", "out_of_bounds", "shared_read_out_of_bounds", "shared_out_of_bounds",
                 "uninitialized_read", "async_read_before_wait", *RACES):
         name, shape, shared = _target(raw, spec)
@@ -96,7 +96,7 @@ def timeout(info: dict, plan: Plan, case_name: str, limit: float) -> Finding:
         who = global_thread(launch, info["thread"])
     else:
         who = msg("sim.no_thread")
-    line = place.line if place else "?"
+    line = place.label if place else "?"
     if info.get("why") == "stretch":
         message = msg("finding.sim_endless", who=who, seconds=f"{info.get('seconds', 0):.0f}", line=line)
     else:
@@ -242,10 +242,15 @@ def _target(raw: dict, spec: CaseSpec | None) -> tuple[str, list[int], bool]:
 
 
 def array_name(place: Place | None) -> re.Match | None:
-    """`products` in `var products = stack_allocation[...]`, which may span lines."""
+    """`products` in `var products = stack_allocation[...]`, which may span lines: on the
+    allocation's own line, else the nearest one above it (two arrays allocated one after
+    the other: the line above may hold the first one's)."""
     if place is None:
         return None
-    return ARRAY_NAME.search(place.text) or ARRAY_NAME.search(f"{place.before} {place.text}")
+    found = ARRAY_NAME.search(place.text)
+    if found is None:
+        found = next(reversed(list(ARRAY_NAME.finditer(f"{place.before} {place.text}"))), None)
+    return found
 
 
 def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:
@@ -376,5 +381,19 @@ def _warp_divergence(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place |
 def _locate(found: Finding, place: Place | None, other: Place | None) -> None:
     if place is not None:
         found.file, found.line, found.column, found.source = place.file, place.line, place.column, place.text
+        found.also = list(place.also)
     if other is not None:
         found.other_file, found.other_line, found.other_source = other.file, other.line, other.text
+        found.other_also = list(other.also)
+    notes = [line_note(p) for p in (place, other) if p is not None and p.given is not None]
+    found.line_notes = list({n.text("en"): n for n in notes}.values())
+
+
+def line_note(place: Place) -> Msg:
+    """Why a place's line is uncertain, or was moved from the compiler's (accesslines.py)."""
+    given, text, own = place.given or (place.line, place.text, True)
+    if place.also:
+        return msg("lines.merged" if own else "lines.merged_unlined", lines=place.label, given=given, text=text)
+    if place.about:
+        return msg("lines.about", line=place.line, text=text)
+    return msg("lines.moved" if own else "lines.moved_unlined", line=place.line, given=given, text=text)

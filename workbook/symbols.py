@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import toolchain
+from . import accesslines, toolchain
 
 NEAR = 64  # bytes of code looked through, either way, for a line the compiler gave
 
@@ -35,6 +35,23 @@ class Place:
     column: int = 0
     text: str = ""  # that line of source, stripped
     before: str = ""  # the few lines above it, joined (a statement may start there)
+    # Where the compiler's line for an access is not (only) a line that makes it (accesslines.py):
+    # the other lines it may be on (line, text), and the line the compiler gave (line, text,
+    # and whether the compiler gave it to this very instruction rather than to code near it).
+    # `given` on `line` itself, with no `also`: only about.
+    also: tuple[tuple[int, str], ...] = ()
+    given: tuple[int, str, bool] | None = None
+
+    @property
+    def about(self) -> bool:
+        return self.given is not None and self.given[0] == self.line and not self.also
+
+    @property
+    def label(self) -> str:
+        """The line as a report says it: 187, 187/189 (one of them), or ≈186 (about)."""
+        if self.about:
+            return f"≈{self.line}"
+        return "/".join(str(n) for n in (self.line, *(n for n, _ in self.also)))
 
 
 def symbolizer() -> str | None:
@@ -171,9 +188,12 @@ class Resolver:
                     unplaced.append(sid)
         if unplaced:
             # Code the compiler gave no line (line 0): it merged instructions of several lines, say
-            # the same load in both branches of an `if`. The nearest instruction with a line that
+            # the same store in both branches of an `if`. The nearest instruction with a line that
             # touches the same array is the learner's line; failing that, the nearest one at all.
-            near = {sid: [int(sites[sid - 1][0]) - 1 + k for d in range(1, NEAR) for k in (d, -d)] for sid in unplaced}
+            # Nearest before it first: a merged store comes after the code that computed its value
+            # and its place, and the next statement (`barrier()`, the next `if`) is not its own.
+            near = {sid: [int(sites[sid - 1][0]) - 1 + k for k in (*range(-1, -NEAR, -1), *range(1, NEAR))]
+                    for sid in unplaced}
             more = _frames(binary, sorted({a for addresses in near.values() for a in addresses}))
             for sid, addresses in near.items():
                 found = [p for p in (next((p for p in (self._place(*f) for f in more.get(a, [])) if p), None)
@@ -184,7 +204,22 @@ class Resolver:
                     touching = self._first_touching(headers[sid], name)
                 if touching or found:
                     places[sid] = (touching or found)[0]
+        # The line the compiler gave may be one that makes no such access (an `if`, a `for`, a
+        # barrier()): its stores or loads were merged across branches. Say which lines they are.
+        for sid, place in list(places.items()):
+            site = sites[sid - 1]
+            if not is_source(site) and len(site) >= 7:
+                access = accesslines.access_of(site)
+                if access is not None:
+                    real = self._real_of_shown(place.file)
+                    source = self._lines_of(real) if real else []
+                    places[sid] = accesslines.refine(place, source, access, (hints or {}).get(sid, ""),
+                                                     lineless=sid in unplaced)
         return places
+
+    def _real_of_shown(self, shown: str) -> Path | None:
+        """The learner's file a place names."""
+        return next((real for real in self.learner.values() if self.shown(real) == shown), None)
 
     def _first_touching(self, header: tuple[str, int, int], name: str) -> list[Place]:
         """The first line of the function whose signature is at `header` that indexes `name`."""

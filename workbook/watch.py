@@ -33,6 +33,10 @@ from .results import PASSING, PuzzleResult, Status
 SETTLE, SETTLE_TRIES = 0.1, 20  # a save is over when the files stay the same this long
 POLL = 0.3  # seconds between looks at the puzzle's files
 
+# What runs after a first verdict shown early (engine.Check.partial's key -> what watch says).
+NEXT = {"phase.sanitizers_next": "watch.sanitizers_next", "phase.kernels_done": "watch.graph_next",
+        "phase.gpu_check_next": "watch.gpu_check_next"}
+
 KeyReader = Callable[[float], "str | None"]
 Check = Callable[..., PuzzleResult]  # engine.check_puzzle, or a stand-in in tests
 
@@ -167,8 +171,7 @@ class Watcher:
         self.out.print(t("watch.header", id=self.target, time=time.strftime("%H:%M:%S")), style="dim")
         after: list = []
         if partial:
-            after.append(Text(t("watch.sanitizers_next" if next_key == "phase.sanitizers_next" else "watch.graph_next"),
-                              style="cyan"))
+            after.append(Text(t(NEXT.get(next_key, "watch.graph_next")), style="cyan"))
         elif result.status == Status.COMPILED:  # nothing here judged it: not a pass (exit code 5)
             after.append(Text(t("watch.not_judged", id=self.puzzle.id), style="bold yellow"))
         elif result.status in PASSING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import catalog, engine, exitcodes, processes, progress, report, settings, state
 from ..i18n import WorkbookError, t
-from ..results import PASSING, Status, document, to_dict
+from ..results import PASSING, PuzzleResult, Status, document, to_dict
 from .common import Context, learner_files, load_state, require_learner_files, resolve, title
 
 
@@ -15,15 +15,40 @@ def check_devices(devices: list[str] | None) -> tuple[str, ...]:
     return tuple(devices or ())
 
 
-def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options):
+def execute(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options, first: FirstVerdict | None = None):
     """Run the engine with live progress where a person watches, and remember the
-    verdict when it was a full run of the learner's own files."""
-    with progress.LiveProgress(ctx.out, t("run.building", id=puzzle.id),
-                               progress.wanted(ctx.out, ctx.as_json)) as live:
+    verdict when it was a full run of the learner's own files. `first`: print the first
+    verdict as soon as it is in (`run`), not only the whole report at the end."""
+    with progress.LiveProgress(ctx.out, t("run.building", id=puzzle.id), progress.wanted(ctx.out, ctx.as_json),
+                               on_first=first) as live:
         result = engine.check_puzzle(puzzle, options, events=live)
     target_problem(result)
     remember(ctx, puzzle, options, result)
     return result
+
+
+class FirstVerdict:
+    """`run`'s first verdict, printed as soon as the engine has it (where a slower stage
+    follows: without a GPU the compile for it, an op's MAX graphs, compute-sanitizer);
+    `report` then prints only what came after it and the verdict of the whole run. Under
+    --json nothing is printed early: one document at the end."""
+
+    def __init__(self, ctx: Context, title: str):
+        self.ctx, self.title = ctx, title
+        self.shown: PuzzleResult | None = None
+
+    def __call__(self, event) -> None:
+        try:
+            report.render_first(self.ctx.out, event.result, self.title, event.phase.key)
+            self.shown = event.result
+        except Exception:  # noqa: BLE001 - never lose the run for its early print: the whole report comes at the end
+            self.shown = None
+
+    def report(self, result: PuzzleResult, files: list[str]) -> None:
+        if self.shown is None or result.cached:
+            report.render_result(self.ctx.out, result, self.title, files)
+        else:
+            report.render_rest(self.ctx.out, self.shown, result)
 
 
 def remember(ctx: Context, puzzle: catalog.Puzzle, options: engine.Options, result) -> None:
@@ -70,13 +95,14 @@ def main(ctx: Context, *, puzzle: str | None = None, part: str | None = None, so
     options = engine.Options(solutions=solutions, part=part, seed=seed, sanitize=engine.sanitize_mode(sanitize),
                              quick=quick, devices=chosen_devices, cache=cache)
     startup = processes.own_age()  # the process's seconds before the engine began (not check's: one puzzle)
-    result = execute(ctx, chosen, options)
+    first = None if ctx.as_json else FirstVerdict(ctx, title(chosen))
+    result = execute(ctx, chosen, options, first)
     if startup is not None:
         result.stages = {"startup": startup, **result.stages}
     if ctx.as_json:
         ctx.json(document(**to_dict(result)))
     else:
-        report.render_result(ctx.out, result, title(chosen), learner_files(chosen))
+        first.report(result, learner_files(chosen))
         next_step(ctx, result, chosen.id)
     return exit_code([result])
 

@@ -244,7 +244,7 @@ static struct {
     u64 progress;            /* arrivals, inits, threads reaching a barrier or their end: a parked wait's hope */
     int keep_shared;         /* record block 0's shared writers (forward order, first repeat) */
     int32_t *shared_writers;
-    char shared_table[2048];
+    char shared_table[2048]; /* extra members of result.json (the case a fault stopped) */
     /* findings and sites */
     finding_t findings[MAX_FINDINGS];
     int nfindings;
@@ -2221,24 +2221,27 @@ static void ensure_threads(int n) {
 }
 
 static void shared_snapshot(void) {
-    /* Who wrote each element of block 0's shared arrays: kept for the first launch of
-     * the first repeat that has any, shown beside the outputs. */
-    int n = snprintf(S.shared_table, sizeof S.shared_table, ", \"shared_%d\": [", S.case_index);
+    /* Who wrote each element of block 0's shared arrays, after each launch of the first
+     * repeat that has any (forward order), shown beside the outputs. Each array's record
+     * (kind 4) says what the map needs to be drawn as the learner wrote it: the launch
+     * and its shape (a thread id is told apart by the block that wrote it, not by the
+     * case's last launch), the array's own shape and rank, and where it was allocated
+     * (its variable's name is on that line). */
     for (int k = 0; k < S.nallocs; k++) {
         alloc_t *a = &S.allocs[k];
         size_t count = a->bytes / a->elem;
+        int32_t about[16] = {S.launch_in_case, a->rank, (int32_t)a->shape[0], (int32_t)a->shape[1],
+                             (int32_t)a->shape[2], (int32_t)a->site, (int32_t)a->elem, S.bx, S.by, S.bz,
+                             S.gx, S.gy, S.gz, 0, 0, 0};
+        char label[48] = {0};
+        snprintf(label, sizeof label, "%s", S.label);
         int32_t *writers = xcalloc(count, sizeof(int32_t));
         for (size_t e = 0; e < count; e++) writers[e] = S.arena->shadow[a->offset + e * a->elem].w_tid;
-        record(S.writers_fd, 2, S.case_index, k, (int32_t)count, writers, count * sizeof(int32_t));
+        record(S.writers_fd, 4, S.case_index, k, (int32_t)count, about, sizeof about);
+        put(S.writers_fd, label, sizeof label);
+        put(S.writers_fd, writers, count * sizeof(int32_t));
         free(writers);
-        n += snprintf(S.shared_table + n, sizeof S.shared_table - (size_t)n,
-                      "%s{\"offset\": %zu, \"bytes\": %zu, \"elem\": %zu, \"rank\": %d, \"shape\": [%lld, %lld, %lld], "
-                      "\"site\": %u}",
-                      k ? ", " : "", a->offset, a->bytes, a->elem, a->rank, (long long)a->shape[0],
-                      (long long)a->shape[1], (long long)a->shape[2], a->site);
-        if ((size_t)n >= sizeof S.shared_table - 256) break;
     }
-    snprintf(S.shared_table + n, sizeof S.shared_table - (size_t)n, "]");
 }
 
 /* Writes per element by one launch (an access budget's max_writes_per_element names one

@@ -46,7 +46,7 @@ def settle(check: Check, parts: list[Part], graphs: dict[str, dict[str, DeviceRe
     settled: dict[str, dict[str, DeviceResult]] = {}
     for part in parts:
         found = graphs.get(part.id, {})
-        if found and not _kernels_passed(check, part):
+        if found and not kernels_passed(check, part):
             found = _kernels_first(found)
         settled[part.id] = found
     return settled
@@ -71,7 +71,7 @@ def run_parts(check: Check, parts: list[Part]) -> dict[str, dict[str, DeviceResu
         check.plain_verdicts.wait()
         if check.failed_build is not None:
             return results
-        if not early and any(_kernels_passed(check, p) for p in wanted_parts):
+        if not early and any(kernels_passed(check, p) for p in wanted_parts):
             packaged = _package(check, wanted_parts)
 
         def one(part: Part) -> None:
@@ -91,7 +91,7 @@ def _package(check: Check, parts: list[Part]) -> build.Built:
         return build.precompile(check.children, check.src)
 
 
-def _kernels_passed(check: Check, part: Part) -> bool:
+def kernels_passed(check: Check, part: Part) -> bool:
     return all(d.status in PASSING or d.status in (Status.SKIPPED, Status.NOT_RUN)
                for d in check.kernels[part.id].values())
 
@@ -151,7 +151,7 @@ def run(check: Check, part: Part, packaged: build.Built | None, started: Started
     """The op through a MAX graph on each device of the part (once its kernels passed);
     `started`: its workers, already building (held until now)."""
     devices = [d for d in part.devices if check.wanted(d)]
-    if not _kernels_passed(check, part) or packaged is None:
+    if not kernels_passed(check, part) or packaged is None:
         if started is not None:
             started.drop()
         return _kernels_first(devices)
