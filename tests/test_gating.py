@@ -138,7 +138,7 @@ def test_a_gpu_max_found_is_kept_for_the_boot_and_asked_again_when_what_decides_
         assert look() == NEW and len(asked) == 2
         driver.write_text("NVRM version: 590.2\n")
         assert look() == NEW and len(asked) == 3
-        kept = max((tmp_path / "cache" / "gpu").glob("*.json"), key=lambda p: p.stat().st_mtime_ns)  # this driver's
+        kept = max((tmp_path / "cache").rglob("gpu/*.json"), key=lambda p: p.stat().st_mtime_ns)  # this driver's
         for damaged in ("{", '{"name": "H100"}', "[]"):
             kept.write_text(damaged)
             assert look() == NEW

@@ -142,6 +142,8 @@ def _materialize(folder: Path, write, intact=None, closed: tuple[str, ...] = ())
         if record is not None and cachetrust.holds(folder, record) and (intact is None or intact(folder)):
             with contextlib.suppress(OSError):
                 os.utime(folder / ".complete", follow_symlinks=False)  # its last use: prune.py keeps a month
+                if os.lstat(folder).st_mode & 0o055 != 0o055:
+                    os.chmod(folder, 0o755)  # made 0700 before 2026-11-28: a sandbox's user could not read it
             return
         ours = cachetrust.trusted(folder)
         if record is None and ours:
@@ -153,7 +155,9 @@ def _materialize(folder: Path, write, intact=None, closed: tuple[str, ...] = ())
     staging = folder.with_name(folder.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(staging, ignore_errors=True)
     cachetrust.make_dirs(staging.parent)
-    os.mkdir(staging, 0o700)
+    # Readable inside: a sandbox running as another user (a root grader's) is handed the entry
+    # itself; our u<uid> folder above it, 0700, keeps it from anyone else.
+    os.mkdir(staging, 0o755)
     write(staging)
     cachetrust.tighten_tree(staging)
     record = {"files": cachetrust.contents(staging), "closed": list(closed)}

@@ -191,9 +191,9 @@ def _budgets(check: Check, part: Part, dev: DeviceResult, raw: kernelrun.KernelR
                               where=msg("budget.lines", lines=lines) if "," in lines else
                               msg("budget.line", line=lines or "?"),
                               values=msg("budget.values_right") if values_right else "")
-                found.append(Finding("sim", "budget", message, kernel=access.kernel, case=access.case,
-                                     file=busiest.file if busiest else "", line=busiest.line if busiest else None,
-                                     source=busiest.text if busiest else ""))
+                finding = Finding("sim", "budget", message, kernel=access.kernel, case=access.case)
+                simfindings.locate(finding, busiest, None)  # the line, and the stores the compiler merged into it
+                found.append(finding)
                 break
     return found
 

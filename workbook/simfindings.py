@@ -80,7 +80,7 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
         message = msg("finding.other", what=str({k: v for k, v in raw.items() if "place" not in k}))
     found = Finding("sim", kind, message, kernel=raw.get("launch", ""), case=case_name,
                     threads=int(raw.get("count", 1)))
-    _locate(found, place, other)
+    locate(found, place, other)
     return found
 
 
@@ -102,7 +102,7 @@ def timeout(info: dict, plan: Plan, case_name: str, limit: float) -> Finding:
     else:
         message = msg("finding.sim_too_long", who=who, limit=f"{limit:g}", line=line)
     found = Finding("sim", "endless_loop", message, kernel=info.get("launch", ""), case=case_name)
-    _locate(found, place, None)
+    locate(found, place, None)
     return found
 
 
@@ -378,7 +378,8 @@ def _warp_divergence(raw: dict, launch: LaunchSpec | None) -> tuple[Msg, Place |
     return message, places[0] if places else None
 
 
-def _locate(found: Finding, place: Place | None, other: Place | None) -> None:
+def locate(found: Finding, place: Place | None, other: Place | None) -> None:
+    """Put a finding on its places: file, line, the lines merged into it, and why a line is uncertain."""
     if place is not None:
         found.file, found.line, found.column, found.source = place.file, place.line, place.column, place.text
         found.also = list(place.also)

@@ -37,6 +37,10 @@ def run(check: Check, parts: list[Part]) -> None:
     for mode, mode_parts, repeats in (("cpu", cpu_parts, 1), ("sim", runnable, launcher.SIM_ORDERS)):
         if not mode_parts:
             continue
+        if check.spent(mode):  # the budget went on the build: what is left is not run, and said so
+            for part in mode_parts:
+                check.kernels[part.id][mode] = judge.device_result(mode, Status.NOT_RUN, "reason.budget_spent")
+            continue
         indices = [i for p in mode_parts for i in check.indices(p)]
         with check.stage(f"run/{mode}"):
             raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, mode, repeats, indices,
