@@ -15,6 +15,8 @@ compiler says them, from wbsim.c itself)."""
 
 from __future__ import annotations
 
+import ctypes
+import platform
 import re
 import subprocess
 from pathlib import Path
@@ -68,6 +70,16 @@ def forge(field: Int):
     """Zero 4 bytes of S at `field` (a plain 4-byte store: the instrumentation sees it)."""
     var state = simulator_state()
     Pointer[Int32, MutUntrackedOrigin](unsafe_from_address=state + field)[] = 0
+
+
+def forge_wide(field: Int):
+    """Zero 32 bytes of S at `field` in one SIMD store, which the instrumentation never
+    reports (it reports 1 to 16 bytes), after a while: past a few of the simulator's
+    200 ms ticks, whose signal handler must leave the fence as it found it."""
+    var state = simulator_state()
+    for _ in range(5):
+        _ = external_call["usleep", Int32](Int32(100000))
+    Pointer[SIMD[DType.int32, 8], MutUntrackedOrigin](unsafe_from_address=state + field)[] = SIMD[DType.int32, 8](0)
 
 
 def forge_counts(field: Int):
@@ -233,6 +245,45 @@ def test_a_host_function_that_forges_the_findings_is_stopped(root, layout):
     assert sim.status == Status.FAIL, said(sim)
     forged = found(sim, "harness_write")
     assert forged.message.text("en").startswith("your function `conv1d_launch")
+
+
+def protection_keys() -> bool:
+    """Whether this processor and kernel give out memory protection keys (x86 PKU)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = libc.syscall(330, 0, 0)  # pkey_alloc on x86-64
+    if key < 0 or platform.machine() != "x86_64":
+        return False
+    libc.syscall(331, key)  # pkey_free
+    return True
+
+
+def test_a_store_the_instrumentation_never_reports_is_caught_by_the_fence(root, layout, monkeypatch):
+    """A 32-byte SIMD store into S is not reported to the guard (the instrumentation
+    reports 1 to 16 bytes): with the fence up (`workbook grade` puts it up) the vault is
+    write-protected while learner code runs, and the store faults into a harness_write
+    at its line. The kernel waits half a second first: the simulator's timer signals
+    come and go, and the fence must be up again after each."""
+    if not protection_keys():
+        pytest.skip("no memory protection keys here: the fence can't go up")
+    monkeypatch.setenv("WORKBOOK_SIM_FENCE", "1")
+    text = edit(root, "p01", "map.mojo", (P01_STORE, P01_STORE + (
+        f"    if i == 0:\n        forge_wide({layout['nfindings']})  # forge\n")), finder=True)
+    sim = check("p01", "sim")
+    assert sim.status == Status.FAIL, said(sim)
+    forged = found(sim, "harness_write")
+    assert forged.line in (line_of(text, "# forge"), line_of(text, "unsafe_from_address=state + field)[] = SIMD"))
+
+
+@pytest.mark.parametrize("fence", ["0", "1"])
+def test_the_fence_refuses_what_the_guard_refuses_and_lets_a_host_function_run(root, layout, monkeypatch, fence):
+    """Up or down, a host function that forges is stopped, and the solutions of p17 (a
+    host function), p14 (block.*) and p34 (clusters, warps) pass."""
+    monkeypatch.setenv("WORKBOOK_SIM_FENCE", fence)
+    for puzzle in ("p14", "p17", "p34"):
+        put_solution(root, puzzle)
+        result = engine.check_puzzle(catalog.load(puzzle), engine.Options(seed=1, quick=True, devices=("sim",),
+                                                                           cache=False))
+        assert result.status == Status.PASS, [(p.id, said(d)) for p in result.parts for d in p.kernels.values()]
 
 
 # --- what must still pass ---------------------------------------------------------------

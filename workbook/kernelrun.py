@@ -226,6 +226,7 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         child_env = dict(env or {})
         if mode != "gpu":
             child_env["WORKBOOK_SIM_STRETCH"] = f"{settings.sim_stretch():g}"
+            child_env["WORKBOOK_SIM_FENCE"] = "1" if settings.sim_fence() else "0"
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
         child = children.start(argv, log=folder / protocol.LOG, env=child_env, cwd=folder, learner=True,

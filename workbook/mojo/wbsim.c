@@ -82,6 +82,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <link.h>
+#include <sys/syscall.h>
 
 typedef int64_t i64;
 typedef uint64_t u64;
@@ -380,6 +381,8 @@ static union {
         state_t *state;
         void *traffic;
         vault_t *vault;
+        int fence, key;              /* the fence is up (see "The fence"); its protection key */
+        uint32_t allow, deny;        /* PKRU with the vault writable, and not */
     } r;
     char page[4096];
 } roots __attribute__((aligned(4096)));
@@ -387,12 +390,63 @@ static union {
 #define S (*roots.r.state)
 #define V (*roots.r.vault)
 
-static void vault_commit(uintptr_t at, size_t bytes) {
-    if (mprotect((void *)at, bytes, PROT_READ | PROT_WRITE) != 0) die("could not map the simulator's own memory");
+/* ------------------------------------------------------------------------- */
+/* The fence                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* The store guard sees the stores the instrumentation reports, and it reports loads
+ * and stores of 1, 2, 4, 8 and 16 bytes: a wider one (a SIMD value of 32 bytes or more
+ * stored at once, a masked store) is never reported, nor is a store made by a library
+ * function that was not built with it. Where the processor has memory protection keys
+ * (x86 PKU), the vault's pages carry a key of their own and the simulator's own code is
+ * the only code that runs with that key writable: each of its entry points opens the
+ * fence (WRPKRU) and closes it again when it returns to the learner's code, so any other
+ * store into the vault faults, and the fault is a harness_write like the guard's. The
+ * parts of the vault that the learner's threads may write (their stacks, their exchange
+ * slots) carry no key. Each crossing costs about 30 ns (a quarter more time for a
+ * kernel that does nothing but access memory), so the fence goes up only when the
+ * workbook asks (WORKBOOK_SIM_FENCE=1: `workbook grade` does); without it, or without
+ * keys on this processor, only the guard stands. */
+
+#if defined(__x86_64__) && !defined(WBSIM_NO_FENCE)
+static inline void wrpkru(uint32_t v) { __asm__ volatile(".byte 0x0f,0x01,0xef" ::"a"(v), "c"(0), "d"(0) : "memory"); }
+static inline uint32_t rdpkru(void) {
+    uint32_t eax, edx;
+    __asm__ volatile(".byte 0x0f,0x01,0xee" : "=a"(eax), "=d"(edx) : "c"(0));
+    return eax;
+}
+#define FENCE_OPEN() do { if (roots.r.fence) wrpkru(roots.r.allow); } while (0)
+#define FENCE_CLOSE() do { if (roots.r.fence) wrpkru(roots.r.deny); } while (0)
+#else
+static inline uint32_t rdpkru(void) { return 0; }
+#define FENCE_OPEN() do { } while (0)
+#define FENCE_CLOSE() do { } while (0)
+#endif
+
+static inline int fence_open(void) {
+    FENCE_OPEN();
+    return 0;
+}
+static inline void fence_close(int *unused) {
+    (void)unused;
+    FENCE_CLOSE();
+}
+/* The first statement of an entry point the learner's code calls that writes the vault:
+ * the fence is open until it returns. */
+#define FENCED int fence_ __attribute__((cleanup(fence_close), unused)) = fence_open()
+
+/* Pages of the vault: with the vault's key (`keyed`), or none (what learner code writes). */
+static void vault_commit_as(uintptr_t at, size_t bytes, int keyed) {
+    int ok = roots.r.fence && keyed
+                 ? syscall(SYS_pkey_mprotect, at, bytes, PROT_READ | PROT_WRITE, roots.r.key) == 0
+                 : mprotect((void *)at, bytes, PROT_READ | PROT_WRITE) == 0;
+    if (!ok) die("could not map the simulator's own memory");
 }
 
-/* `bytes` (whole pages) of fresh zeroed memory. */
-static void *vault_pages(size_t bytes) {
+static void vault_commit(uintptr_t at, size_t bytes) { vault_commit_as(at, bytes, 1); }
+
+/* `bytes` (whole pages) of fresh zeroed memory, with the vault's key or without. */
+static void *vault_pages_as(size_t bytes, int keyed) {
     bytes = page_up(bytes ? bytes : 1);
     for (int i = 0; i < V.nholes; i++) {
         if (V.hole_bytes[i] < bytes) continue;
@@ -404,15 +458,17 @@ static void *vault_pages(size_t bytes) {
             memmove(&V.hole_bytes[i], &V.hole_bytes[i + 1], (size_t)(V.nholes - i - 1) * sizeof V.hole_bytes[0]);
             V.nholes--;
         }
-        vault_commit(at, bytes);
+        vault_commit_as(at, bytes, keyed);
         return (void *)at;
     }
     if (bytes > roots.r.hi - V.next) die("the simulator ran out of room for its own records");
     uintptr_t at = V.next;
     V.next += bytes;
-    vault_commit(at, bytes);
+    vault_commit_as(at, bytes, keyed);
     return (void *)at;
 }
+
+static void *vault_pages(size_t bytes) { return vault_pages_as(bytes, 1); }
 
 /* Pages back to the system (their memory is freed, the range is kept). */
 static void vault_unpages(void *p, size_t bytes) {
@@ -855,6 +911,16 @@ static void vault_open(void) {
     void *p = mmap(NULL, VAULT_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) die("could not reserve address space for the simulator's own records");
     uintptr_t lo = (uintptr_t)p;
+#if defined(__x86_64__) && !defined(WBSIM_NO_FENCE)
+    const char *fence = getenv("WORKBOOK_SIM_FENCE");
+    int key = fence && !strcmp(fence, "1") ? (int)syscall(SYS_pkey_alloc, 0, 0) : -1;
+    if (key > 0 && key < 16) {
+        roots.r.fence = 1;
+        roots.r.key = key;
+        roots.r.allow = rdpkru() & ~(3u << (2 * key));
+        roots.r.deny = roots.r.allow | (2u << (2 * key)); /* write-disable: reads stay open */
+    }
+#endif
     vault_commit(lo, page_up(sizeof(vault_t)));
     roots.r.lo = lo;
     roots.r.hi = lo + VAULT_RESERVE;
@@ -864,6 +930,7 @@ static void vault_open(void) {
     roots.r.traffic = vault_pages(sizeof(traffic_t));
     if (mprotect(&roots, sizeof roots, PROT_READ) != 0) die("could not protect the simulator's roots");
     dheap_open();
+    FENCE_OPEN(); /* the program starts in the launcher's code: wb_begin closes it */
 }
 
 __attribute__((constructor)) static void vault_boot(void) { vault_open(); }
@@ -921,7 +988,10 @@ static void dheap_empty(void) {
 /* Hidden: the program's own calls come here, the runtime's calls to itself stay its own. */
 __attribute__((visibility("hidden"))) void *KGEN_CompilerRT_AlignedAlloc(i64 align, i64 size) {
     if (align <= 0) align = 64; /* as the runtime's own */
-    if (S.cur && S.cur != &S.cpu) return dheap_alloc((size_t)align, size < 0 ? 0 : (size_t)size);
+    if (S.cur && S.cur != &S.cpu) {
+        FENCED;
+        return dheap_alloc((size_t)align, size < 0 ? 0 : (size_t)size);
+    }
     return S.real_alloc(align, size);
 }
 
@@ -1351,20 +1421,24 @@ static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) 
     int buffers = a - S.heap_lo < HEAP_RESERVE && n <= S.heap_lo + HEAP_RESERVE - a; /* the reservation */
     if (__builtin_expect(t == NULL, 1)) {
         if (__builtin_expect(S.host_calling, 0)) { /* a learner's host function */
+            FENCE_OPEN();
             if (buffers) host_access(a, n, write, pc);
             else if (write) host_store(a, n, pc);
+            FENCE_CLOSE();
         }
         return;
     }
+    FENCE_OPEN();
     t->last_pc = pc;
     if (!buffers) {
         if (write) {
             if (t == &S.cpu) host_store(a, n, pc);
             else thread_store(t, a, n, pc);
         }
-        return;
+    } else {
+        on_access(a, n, write, atomic, pc, 0);
     }
-    on_access(a, n, write, atomic, pc, 0);
+    FENCE_CLOSE();
 }
 
 /* The instrumentation's entry points. */
@@ -1409,12 +1483,18 @@ void *__tsan_memset(void *d, int v, size_t n) {
 void __tsan_func_entry(void *caller) {
     thread_t *t = S.cur;
     if (!t) return;
+    FENCE_OPEN();
     if (t->depth < SHADOW_DEPTH) t->stack[t->depth] = caller;
     t->depth++;
+    FENCE_CLOSE();
 }
 void __tsan_func_exit(void) {
     thread_t *t = S.cur;
-    if (t && t->depth > 0) t->depth--;
+    if (t && t->depth > 0) {
+        FENCE_OPEN();
+        t->depth--;
+        FENCE_CLOSE();
+    }
 }
 void __tsan_init(void) { vault_open(); }
 void __tsan_ignore_thread_begin(void) {}
@@ -1632,8 +1712,17 @@ static void where(char *out, size_t n, uintptr_t pc) {
              t == &S.cpu ? "true" : "false", S.case_index, S.label);
 }
 
+#ifndef SEGV_PKUERR
+#define SEGV_PKUERR 4
+#endif
+
 static void on_fault(int sig, siginfo_t *info, void *uc) {
+    FENCE_OPEN();
     uintptr_t pc = context_pc(uc);
+    if (sig == SIGSEGV && info->si_code == SEGV_PKUERR && roots.r.fence && S.guard_log < 0) {
+        /* The fence: a store into the vault that the guard was not shown. */
+        refuse("harness_write", (uintptr_t)info->si_addr, 0, (void *)(pc + 1), 0);
+    }
     /* A fault inside the reservation was already reported by the access hook; elsewhere
      * it is an address the kernel computed far outside every buffer. */
     int wrote = context_wrote(uc);
@@ -1663,6 +1752,7 @@ static void on_tick(int sig) {
 }
 
 static void on_alarm(int sig, siginfo_t *info, void *uc) {
+    FENCE_OPEN();
     (void)info;
     double t = now();
     const char *why = NULL;
@@ -1692,7 +1782,7 @@ static void install_handlers(void) {
     (void)on_tick;
     /* A stack of its own for the handlers: a fault may come from a thread's own stack. */
     stack_t ss;
-    ss.ss_sp = xcalloc(1, 256 * 1024);
+    ss.ss_sp = vault_pages_as(256 * 1024, 0); /* the kernel writes a handler's frame there */
     ss.ss_size = 256 * 1024;
     ss.ss_flags = 0;
     if (ss.ss_sp) sigaltstack(&ss, NULL);
@@ -1707,6 +1797,7 @@ static void install_handlers(void) {
 static int anchor;
 
 void wb_begin(void) {
+    FENCED;
     vault_open();
     JCAP = 1 << 20; /* the result's buffer (write_result) */
     J = xcalloc(1, JCAP);
@@ -1746,6 +1837,7 @@ i64 wb_wants(i64 index) { return wbrun_wants(&S.run, index); }
 
 /* A new case: the last case's buffers are given back. */
 void wb_case_begin(i64 index, i64 total) {
+    FENCED;
     char text[64];
     int n = snprintf(text, sizeof text, "running %lld %lld", (long long)index + 1, (long long)total);
     int fd = create("phase");
@@ -1774,6 +1866,7 @@ static i64 buffer(const char *name, i64 name_len, int role, i64 count, i64 elem,
 }
 
 i64 wb_input(const char *name, i64 name_len, i64 offset, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
+    FENCED;
     i64 a = buffer(name, name_len, ROLE_INPUT, count, elem, rank, d0, d1, d2);
     region_t *r = &S.regions[S.nregions - 1];
     if ((size_t)(offset + count * elem) > S.run.inputs_bytes) die("inputs.bin is shorter than the plan says");
@@ -1783,17 +1876,20 @@ i64 wb_input(const char *name, i64 name_len, i64 offset, i64 count, i64 elem, i6
 }
 
 i64 wb_output(const char *name, i64 name_len, i64 count, i64 elem, i64 zero, i64 rank, i64 d0, i64 d1, i64 d2) {
+    FENCED;
     i64 a = buffer(name, name_len, ROLE_OUTPUT, count, elem, rank, d0, d1, d2);
     S.regions[S.nregions - 1].zero = (int)zero;
     return a;
 }
 
 i64 wb_scratch(const char *name, i64 name_len, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
+    FENCED;
     return buffer(name, name_len, ROLE_SCRATCH, count, elem, rank, d0, d1, d2);
 }
 
 /* A repeat begins: outputs poisoned (or zeroed, for sums), scratch poisoned, shadows fresh. */
 void wb_rep_begin(i64 rep) {
+    FENCED;
     S.rep = (int)rep;
     S.launch_in_case = 0;
     for (int i = S.case_regions_from; i < S.nregions; i++) {
@@ -1818,6 +1914,7 @@ static void record(int fd, int32_t kind, int32_t a, int32_t b, int32_t c, const 
 /* A repeat ends: its outputs go to outputs.bin, each behind a header naming it. The
  * first repeat also records who wrote each output element, and how often. */
 void wb_rep_end(i64 rep) {
+    FENCED;
     int k = 0;
     for (int i = S.case_regions_from; i < S.nregions; i++) {
         region_t *r = &S.regions[i];
@@ -1845,15 +1942,20 @@ void wb_rep_end(i64 rep) {
 /* An op's CPU kernel runs between these: its accesses are watched too (reads past an
  * end, reads of what nothing wrote), as one thread with no races to find. */
 void wb_cpu_begin(void) {
+    FENCED;
     memset(&S.cpu, 0, sizeof S.cpu);
     S.cpu.gtid = -1;
     snprintf(S.label, sizeof S.label, "cpu");
     S.cur = &S.cpu;
 }
 
-void wb_cpu_end(void) { S.cur = NULL; }
+void wb_cpu_end(void) {
+    FENCED;
+    S.cur = NULL;
+}
 
 void wb_finish(void) {
+    FENCED;
     write_result(S.stopped ? "fatal" : "ok", "");
     close(S.out_fd);
     close(S.writers_fd);
@@ -1913,6 +2015,7 @@ i64 wbsim_address(void *f) { return (i64)(uintptr_t)f; }
 
 /* The end of a thread's stretch: it resumes when every thread of the block got here. */
 void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     t->barrier_pc = __builtin_return_address(0);
     t->barrier_site = source_site(file, file_len, line, col);
@@ -1928,6 +2031,7 @@ void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
 i64 wbsim_warp_in(void) { return (i64)(S.warp_in + (size_t)current()->index * WARP_SLOT); }
 
 void wbsim_warp_arrive(i64 op, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     t->warp_op = (int)op;
     t->warp_site = source_site(file, file_len, line, col);
@@ -1949,6 +2053,7 @@ i64 wbsim_warp_lanes(void) {
  * brought nothing: no thread has that lane (a partial warp), or it had finished the
  * kernel. Both are findings: on a GPU the value is whatever the hardware holds. */
 i64 wbsim_warp_fetch(i64 src) {
+    FENCED;
     thread_t *t = current();
     int first = t->linear / WARP * WARP, base = t->index - t->linear;
     int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
@@ -2008,6 +2113,7 @@ static void unpaired(thread_t *t, const char *which, u32 site) {
 }
 
 void wbsim_cluster_arrive(i64 relaxed, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     if (t->arrived > t->waited) {
         unpaired(t, "arrive-twice", source_site(file, file_len, line, col));
@@ -2019,6 +2125,7 @@ void wbsim_cluster_arrive(i64 relaxed, const char *file, i64 file_len, i64 line,
 }
 
 void wbsim_cluster_wait(const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     if (t->arrived == t->waited) {
@@ -2063,6 +2170,7 @@ static void warp_stuck(int base, int w, int at_op, int elsewhere, int finished) 
  * the k-th call of each gets the same bytes. Never-written bytes are 0xFF. */
 i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d2, const char *file,
                  i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     size_t al = align < 16 ? 16 : (size_t)align;
     size_t offset = (t->shared_offset + al - 1) / al * al;
@@ -2104,6 +2212,7 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
  * copy's fill value). */
 void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, const char *file, i64 file_len,
                       i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     if (have > 0) {
@@ -2148,18 +2257,23 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     for (int i = 0; i < p->bytes; i++) r->shadow[off + i].flags |= F_PENDING;
 }
 
-void wbsim_async_commit(void) {
-    thread_t *t = current();
+static void async_commit(thread_t *t) {
     for (int i = 0; i < S.npending; i++)
         if (S.pendings[i].gtid == t->gtid && S.pendings[i].group < 0) S.pendings[i].group = t->committed;
     t->committed++;
 }
 
+void wbsim_async_commit(void) {
+    FENCED;
+    async_commit(current());
+}
+
 /* The copies of this thread's groups but the newest `keep` land (all = every copy, the
  * uncommitted ones too: cp.async.wait_all commits first). */
 void wbsim_async_wait(i64 keep, i64 all) {
+    FENCED;
     thread_t *t = current();
-    if (all) wbsim_async_commit();
+    if (all) async_commit(t);
     int j = 0;
     for (int i = 0; i < S.npending; i++) {
         struct pending_s p = S.pendings[i];
@@ -2294,6 +2408,7 @@ static mbar_t *mbar_use(uintptr_t addr, u32 site) {
 }
 
 void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     region_t *r = region_at((uintptr_t)addr);
@@ -2352,6 +2467,7 @@ void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 li
 }
 
 i64 wbsim_mbar_arrive(i64 addr, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     mbar_t *b = mbar_use((uintptr_t)addr, site);
@@ -2412,6 +2528,7 @@ static int mbar_wait(thread_t *t, mbar_t *b, i64 target, int blocking, u32 site)
 }
 
 i64 wbsim_mbar_test_wait(i64 addr, i64 state, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     mbar_t *b = mbar_use((uintptr_t)addr, site);
@@ -2440,6 +2557,7 @@ i64 wbsim_mbar_test_wait(i64 addr, i64 state, const char *file, i64 file_len, i6
 }
 
 void wbsim_mbar_wait_parity(i64 addr, i64 parity, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     mbar_t *b = mbar_use((uintptr_t)addr, site);
@@ -2507,6 +2625,7 @@ static void mbar_stuck(void) {
 /* The kernel returned: back to the scheduler, trusting nothing the thread's stack or
  * registers hold (the kernel could write its stack: its callers' saved registers too). */
 __attribute__((noinline, noreturn)) static void thread_done(void) {
+    FENCE_OPEN();
     thread_t *t = S.cur;
     t->state = ST_FINISHED;
     S.progress++;
@@ -2518,7 +2637,10 @@ static void trampoline(void) {
     thread_t *t = S.cur;
     /* Its own frame and what makecontext put above it are not the kernel's to write. */
     t->stack_hi = (uintptr_t)__builtin_frame_address(0);
-    S.entry(S.kbox);
+    void (*entry)(i64) = S.entry;
+    i64 kbox = S.kbox;
+    FENCE_CLOSE(); /* the learner's code */
+    entry(kbox);
     thread_done();
 }
 
@@ -2621,22 +2743,26 @@ __attribute__((noinline)) static void new_thread(int i, int rank, int block) {
     makecontext(&t->ctx, trampoline, 0);
 }
 
+/* Threads' stacks and the slots they put values in for block.* and warp operations are
+ * the parts of the vault the learner's threads write: pages without the vault's key. */
 static void ensure_threads(int n) {
     if (n <= S.threads_cap) return;
     S.last_ran = NULL; /* it pointed into the array freed here */
     xfree(S.threads);
-    if (S.stacks) vault_unpages(S.stacks, (size_t)S.stacks_cap * (STACK_BYTES + PAGE));
+    if (S.stacks) {
+        vault_unpages(S.stacks, (size_t)S.stacks_cap * (STACK_BYTES + PAGE));
+        vault_unpages(S.scratch, S.scratch_cap);
+        vault_unpages(S.warp_in, ((size_t)S.threads_cap + WARP) * WARP_SLOT);
+    }
     S.threads = xcalloc((size_t)n, sizeof(thread_t));
     size_t each = STACK_BYTES + PAGE;
-    S.stacks = vault_pages((size_t)n * each);
+    S.stacks = vault_pages_as((size_t)n * each, 0);
     for (int i = 0; i < n; i++) mprotect(S.stacks + (size_t)i * each, PAGE, PROT_NONE);
     S.threads_cap = S.stacks_cap = n;
-    S.scratch_cap = (size_t)n * 64;
-    xfree(S.scratch);
-    S.scratch = xcalloc(S.scratch_cap, 1);
-    xfree(S.warp_in);
+    S.scratch_cap = (size_t)n * BLOCK_SLOT;
+    S.scratch = vault_pages_as(S.scratch_cap, 0);
+    S.warp_in = vault_pages_as(((size_t)n + WARP) * WARP_SLOT, 0);
     xfree(S.warp_out);
-    S.warp_in = xcalloc((size_t)n + WARP, WARP_SLOT);
     S.warp_out = xcalloc((size_t)n + WARP, WARP_SLOT);
 }
 
@@ -2910,8 +3036,8 @@ static int run_cluster(int reverse) {
 /* Run every cluster of one launch (a launch without clusters: clusters of one block),
  * forward or in reverse order (clusters, their blocks and threads). Returns 0, or 1
  * when the launch could not finish (the case stops there). */
-i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx, i64 cy,
-                 i64 cz, i64 reverse, const char *label, i64 label_len) {
+static i64 launch_all(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx,
+                      i64 cy, i64 cz, i64 reverse, const char *label, i64 label_len) {
     S.launch_serial++;
     S.entry = entry;
     S.kbox = kbox;
@@ -2960,6 +3086,12 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
     return result;
 }
 
+i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx, i64 cy,
+                 i64 cz, i64 reverse, const char *label, i64 label_len) {
+    FENCED;
+    return launch_all(entry, kbox, gx, gy, gz, bx, by, bz, cx, cy, cz, reverse, label, label_len);
+}
+
 /* A kernel used the simulator in a way it can't go on from (block.sum with the
  * wrong block_size, say): say so and stop. */
 void wbsim_misuse(const char *message, i64 len) {
@@ -2975,13 +3107,17 @@ void wbsim_misuse(const char *message, i64 len) {
 /* The generated launcher names them before it calls the learner's function;
  * they run forward in even repeats and in reverse in odd ones, as its own do. */
 void wbsim_host_label(const char *label, i64 len) {
+    FENCED;
     if (len >= (i64)sizeof S.host_label) len = sizeof S.host_label - 1;
     memcpy(S.host_label, label, (size_t)len);
     S.host_label_len = len;
     S.host_calling = 1;
 }
 
-void wbsim_host_done(void) { S.host_calling = 0; }
+void wbsim_host_done(void) {
+    FENCED;
+    S.host_calling = 0;
+}
 
 /* The host function itself read or wrote a buffer, outside every launch. On a GPU
  * that memory is the device's and the host can't touch it (the program crashes), so
@@ -2996,11 +3132,13 @@ static void host_access(uintptr_t a, size_t n, int write, void *pc) {
 }
 
 i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
-    return wbsim_launch(entry, kbox, blocks, 1, 1, threads, 1, 1, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
+    FENCED;
+    return launch_all(entry, kbox, blocks, 1, 1, threads, 1, 1, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
 }
 
 /* ctx.enqueue_function in a learner's host function (wbsim.mojo's DeviceContext):
  * the grid and block it asks for, under the same name and order. */
 i64 wbsim_host_launch3(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz) {
-    return wbsim_launch(entry, kbox, gx, gy, gz, bx, by, bz, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
+    FENCED;
+    return launch_all(entry, kbox, gx, gy, gz, bx, by, bz, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
 }
