@@ -312,7 +312,6 @@ typedef struct {
     /* the store guard (see "The store guard") */
     uintptr_t data_lo[MAX_SEGMENTS], data_hi[MAX_SEGMENTS]; /* the loaded programs' writable segments */
     int nsegments;
-    int guard_log;           /* WORKBOOK_SIM_GUARD_LOG (temporary): log what would be refused, refuse nothing */
     /* the device heap (see "The device heap") */
     uintptr_t dheap_lo, dheap_hi, dheap_next, dheap_committed;
     void *(*real_alloc)(i64, i64); /* the runtime's own */
@@ -1192,7 +1191,7 @@ static const struct pending_s *pending_at(uintptr_t a) {
  * Loads are not refused: a read forges nothing. The generated launcher's own code and
  * wbsim.mojo's harness calls are trusted and not checked. */
 
-static void stop_case(void);
+__attribute__((noreturn)) static void stop_case(void);
 
 static int segment(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
@@ -1209,11 +1208,7 @@ static int segment(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 /* Where the loaded programs keep their writable data. */
-static void guard_open(void) {
-    dl_iterate_phdr(segment, NULL);
-    const char *log = getenv("WORKBOOK_SIM_GUARD_LOG");
-    S.guard_log = log && *log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
-}
+static void guard_open(void) { dl_iterate_phdr(segment, NULL); }
 
 /* The end of [a, a + n), or the end of memory when it would wrap. */
 static uintptr_t end_of(uintptr_t a, size_t n) { return a + n < a ? UINTPTR_MAX : a + n; }
@@ -1236,19 +1231,12 @@ static int harness_memory(uintptr_t a, size_t n) {
 
 /* A store the guard refuses: a finding, and the case stops before the store lands.
  * `site` when the simulator knows the line already, else from `pc`. */
-__attribute__((noinline, cold)) static void refuse(const char *kind, uintptr_t a, size_t n, void *pc, u32 site) {
+__attribute__((noinline, cold, noreturn)) static void refuse(const char *kind, uintptr_t a, size_t n, void *pc, u32 site) {
     thread_t *t = S.cur;
     if (!t) snprintf(S.label, sizeof S.label, "%.*s", (int)S.host_label_len, S.host_label);
     if (!site) site = site_of(pc, t ? caller_of(t) : NULL);
     const char *target = in_stacks(a, n) ? "stack" : in_vault(a, n) ? "records" : harness_memory(a, n) ? "data"
                                                                                                         : "elsewhere";
-    if (S.guard_log >= 0) {
-        dprintf(S.guard_log, "%s %s %s thread=%d address=%#llx bytes=%zu pc=%#llx caller=%#llx\n", kind, target,
-                S.label, t && t != &S.cpu ? t->gtid : -1, (unsigned long long)a, n,
-                (unsigned long long)((uintptr_t)pc - S.exe_base),
-                (unsigned long long)(t && caller_of(t) ? (uintptr_t)caller_of(t) - S.exe_base : 0));
-        return;
-    }
     finding_t *f = finding(kind, -1, -1, site, 0, NULL);
     if (f) {
         f->write = 1;
@@ -1719,7 +1707,7 @@ static void where(char *out, size_t n, uintptr_t pc) {
 static void on_fault(int sig, siginfo_t *info, void *uc) {
     FENCE_OPEN();
     uintptr_t pc = context_pc(uc);
-    if (sig == SIGSEGV && info->si_code == SEGV_PKUERR && roots.r.fence && S.guard_log < 0) {
+    if (sig == SIGSEGV && info->si_code == SEGV_PKUERR && roots.r.fence) {
         /* The fence: a store into the vault that the guard was not shown. */
         refuse("harness_write", (uintptr_t)info->si_addr, 0, (void *)(pc + 1), 0);
     }
@@ -1740,7 +1728,7 @@ static void on_fault(int sig, siginfo_t *info, void *uc) {
 
 /* The case stops here: what was found is written, and the workbook runs the next cases
  * in a new process. */
-static void stop_case(void) {
+__attribute__((noreturn)) static void stop_case(void) {
     snprintf(S.shared_table + strlen(S.shared_table), sizeof S.shared_table - strlen(S.shared_table),
              ", \"stopped_case\": %d", S.case_index);
     write_result("fatal", "");
