@@ -1537,7 +1537,8 @@ void __tsan_atomic_thread_fence(int mo) { (void)mo; __atomic_thread_fence(__ATOM
 void __tsan_atomic_signal_fence(int mo) { (void)mo; }
 
 /* Atomics: done for real (one thread runs at a time, so plainly), and watched
- * as atomic accesses: atomics never race with each other. */
+ * as atomic accesses: atomics never race with each other. Every store they make lands
+ * after watch() saw it (a compare-exchange's expected value too, when it fails). */
 #define ATOMIC_OPS(N, T)                                                                            \
     T __tsan_atomic##N##_load(const volatile T *a, int mo) {                                        \
         (void)mo; watch((void *)a, sizeof(T), 0, 1, RA); return *a;                                 \
@@ -1568,11 +1569,11 @@ void __tsan_atomic_signal_fence(int mo) { (void)mo; }
     }                                                                                               \
     int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo) {    \
         (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
-        if (*a == *c) { *a = v; return 1; } *c = *a; return 0;                                      \
+        if (*a == *c) { *a = v; return 1; } watch(c, sizeof(T), 1, 0, RA); *c = *a; return 0;       \
     }                                                                                               \
     int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo) {      \
         (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
-        if (*a == *c) { *a = v; return 1; } *c = *a; return 0;                                      \
+        if (*a == *c) { *a = v; return 1; } watch(c, sizeof(T), 1, 0, RA); *c = *a; return 0;       \
     }                                                                                               \
     T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo) {          \
         (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
@@ -2248,6 +2249,10 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
+    /* `fill` is this thread's own exchange slot (wbsim.mojo's async_copy): nothing else. */
+    uintptr_t own = (uintptr_t)S.scratch + (size_t)t->index * BLOCK_SLOT;
+    if ((uintptr_t)fill != own || bytes < 0 || bytes > 16 || have > bytes)
+        refuse(harness_memory((uintptr_t)fill, 16) ? "harness_write" : "wild_write", (uintptr_t)fill, 16, NULL, site);
     if (have > 0) {
         uintptr_t s = (uintptr_t)src;
         if (s - S.heap_lo < HEAP_RESERVE) {
