@@ -271,6 +271,7 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         child_env = dict(env or {})
         if mode != "gpu":
             child_env["WORKBOOK_SIM_STRETCH"] = f"{settings.sim_stretch():g}"
+            child_env["WORKBOOK_SIM_FENCE"] = "1" if settings.sim_fence() else "0"
         handed = {name: sink for name, sink in channel.sinks.items() if name != "log"}
         child_env[ENV] = ",".join(f"{name}:{sink.fd}" for name, sink in handed.items())
         # The launcher stops itself at its limit and says where it was; a limit given as a
