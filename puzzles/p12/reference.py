@@ -117,7 +117,8 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
     order = rng.permutation(128)
     out.append(_case("halves cancel, 256", "두 블록이 상쇄, 256", np.concatenate([a, a[order]]),
                      np.concatenate([b, -b[order]]), special=("blocks_cancel",)))
-    out.append(_case("zero products, 300", "곱이 0인 원소들, 300", *_zeros(rng), special=("zero_products", "zero_block")))
+    out.append(_case("zero products, 300", "곱이 0인 원소들, 300", *_zeros(rng),
+                     special=("zero_products", "zero_block")))
     for name, ko, size in [("3 blocks and 50, 434", "블록 3개와 50개, 434", 434),
                            ("24 blocks, 3000", "블록 24개, 3000", 3000)]:
         out.append(_case(name, ko, _values(rng, size), _values(rng, size), special=_SIZE_POINTS.get(size, ())))
