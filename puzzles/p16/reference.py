@@ -34,14 +34,14 @@ Term by term, and the input that makes each one decide the answer:
 - more blocks than a block has threads: '72x5x65, 81 blocks' (naive and
   tiled); many tiles along k: '8x90x8, 12 tiles' and '8x130x8, 17 tiles'
   (tiled), so a tile loop with a fixed trip count (the 12 the text names, or
-  2 * TILE), or one that only works for a few tiles, fails;
-  ('8x130x8' holds values of at most 16 in size, so that its sums of 130
-  products, below 2^16, stay exact in float32);
+  2 * TILE), or one that only works for a few tiles, fails ('8x130x8' holds
+  values of at most 16 in size, so that its sums of 130 products, below
+  2^16, stay exact in float32);
 - rows, columns and outputs past narrow counts: '257x3x257, past a 16-bit
   index' (naive and tiled) has more than 256 rows and columns and 66049
   outputs, so a row or column kept in 8 bits, or an element's place in
-  output kept in 16 bits, wraps around;
-  part `shared` cannot outgrow its one block (its manifest says so);
+  output kept in 16 bits, wraps around; part `shared` cannot outgrow its
+  one block (its manifest says so);
 - shared memory: the text has `shared` and `tiled` copy each element once
   per tile; a kernel that reads a and b from global memory in the product
   loop gets the right values, and breaks the parts' access budgets on the
