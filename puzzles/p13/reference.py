@@ -6,7 +6,7 @@ elements after it. Which input makes each term decide the answer:
 - each weight b[j]: the four weights differ and none is 0, so reversed
   weights (b[3-j]), a window that runs backwards (a[i-j]) or a weight left
   out changes the sum, already for one element (output[0] = a[0]*b[0]);
-- each a[i+j]: no a is 0 and neighbouring values differ;
+- each a[i+j]: no a is 0 (but in 'zeros in a') and neighbouring values differ;
 - the end of a: in every case the last 3 outputs leave terms out; sizes
   below CONV (1, 2, 3 elements) leave out terms for every output, so a
   kernel that reads past the end or computes only full windows fails;
