@@ -111,7 +111,7 @@ def _launch_rule(check: Check, rule: MethodRule, access: LaunchAccess, raw: kern
             if not counts.get(op):
                 used = [o for o in catalog.WARP_OPS if counts.get(o)]
                 where, place = _op_lines(check, raw, kernel, tuple(used))
-                instead = msg("method.instead", ops=", ".join(str(msg("method.op_" + o)) for o in used),
+                instead = msg("method.instead", ops=[msg("method.op_" + o) for o in used],
                               where=where) if used else ""
                 return ("finding.method_required", {"op": msg("method.op_" + op), "instead": instead},
                         kernel, case, place)
@@ -197,12 +197,15 @@ def _writers(check: Check, part: Part, rule: MethodRule, raw: kernelrun.KernelRu
 
 
 def _shared_writers(raw: kernelrun.KernelRun, index: int, array: str):
-    """Who wrote each element of block 0's shared array `array` (by its name in the kernel)."""
-    for alloc, described in enumerate(raw.arrays.get(index, [])):
-        found = simfindings.array_name(described.get("place"))
-        if found and found.group(1) == array:
-            return next((ids for k, ids in raw.shared.get(index, []) if k == alloc), None)
-    return None
+    """Who wrote each element of block 0's shared array `array` (by its name in the kernel).
+    The simulator describes the arrays of a process's last case only; a kernel makes its
+    arrays in the same order in every case, so that case's names serve the others."""
+    cases = [index, *sorted(raw.arrays)]
+    alloc = next((k for case in cases for k, described in enumerate(raw.arrays.get(case, []))
+                  if (found := simfindings.array_name(described.get("place"))) and found.group(1) == array), None)
+    if alloc is None:
+        return None
+    return next((ids for k, ids in raw.shared.get(index, []) if k == alloc), None)
 
 
 # --- the lines that did it -----------------------------------------------------------
