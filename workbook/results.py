@@ -190,6 +190,11 @@ class LaunchAccess:
     per_thread: object = field(default=None, metadata={"json": False})  # numpy (threads, counters)
     index: int = field(default=-1, metadata={"json": False})  # the case's index in the plan
     busiest_element: dict[str, int] = field(default_factory=dict)  # buffer -> the element written most
+    # How it worked (kernelrun.METHODS, those not 0): warp operations, async copies, barriers,
+    # mbarriers, accesses by width; and per buffer its plain loads, stores and async copies' reads.
+    methods: dict[str, int] = field(default_factory=dict)
+    buffers: dict[str, dict[str, int]] = field(default_factory=dict)
+    launch: int = field(default=0, metadata={"json": False})  # its number in the case
 
 
 @dataclass

@@ -120,6 +120,18 @@ enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP, ST_AT_CLUSTER, ST_AT_
 #define MAX_SEGMENTS 64         /* writable segments of the loaded programs the guard keeps learner code out of */
 enum { F_INIT = 1, F_ATOMIC = 2, F_OTHER_BLOCK_READ = 4, F_PENDING = 8 }; /* PENDING: an async copy's, not landed */
 
+/* Methods: what a launch did besides its reads and writes, counted in the first repeat
+ * (see "Methods"). Warp operations are counted per lane that brings its value, in
+ * wbwarp.mojo's numbering (shuffles 1-4, vote 5, elect 6, wbmma's mma 7). */
+enum { M_SHUFFLE_DOWN, M_SHUFFLE_UP, M_SHUFFLE_XOR, M_SHUFFLE_IDX, M_VOTE, M_ELECT, M_MMA, M_ASYNC_COPY,
+       M_ASYNC_WAIT, M_BARRIER, M_MBAR_INIT, M_MBAR_ARRIVE, M_MBAR_WAIT, M_CLUSTER_ARRIVE, M_CLUSTER_WAIT, M_OPS };
+#define WIDTHS 6                      /* access widths: 1, 2, 4, 8, 16 bytes, and wider */
+#define M_WIDTH M_OPS                 /* then per kind (global loads, global stores, shared loads, shared
+                                         stores) how many accesses of each width */
+#define M_ROUNDS (M_WIDTH + 4 * WIDTHS) /* then the most barrier() rounds one block went through */
+#define M_COUNT (M_ROUNDS + 1)
+enum { USE_LOADS, USE_STORES, USE_ASYNC, USES }; /* per buffer: plain loads, plain stores, async copies' reads */
+
 /* ------------------------------------------------------------------------- */
 /* State                                                                     */
 /* ------------------------------------------------------------------------- */
@@ -190,6 +202,9 @@ typedef struct {
      * cost a GPU against what they would cost at best: 32-byte sectors of global memory,
      * wavefronts of shared memory (a wavefront past the best is a bank conflict). */
     u64 g_requests, g_sectors, g_ideal, s_requests, s_wavefronts, s_ideal;
+    u64 bytes[4];            /* the first repeat's bytes, as accesses: their width is bytes / accesses */
+    u32 ops[M_OPS];          /* a source site: the first repeat's methods there (see "Methods") */
+    char buffer[48];         /* the first buffer of the case it read or wrote in global memory */
 } site_t;
 
 typedef struct {
@@ -290,6 +305,9 @@ typedef struct {
     size_t vc_cap[MAX_CLUSTER];
     int vc_on[MAX_CLUSTER];  /* this block uses mbarriers: the clocks order accesses within a round */
     u64 progress;            /* arrivals, inits, threads reaching a barrier or their end: a parked wait's hope */
+    u32 method[M_COUNT];     /* the launch's methods, first repeat (see "Methods") */
+    u32 buffer_use[MAX_REGIONS][USES]; /* per buffer of the case: this launch's USE_* counts, first repeat */
+    int async_reading;       /* the access being watched is an async copy's read of its source */
     int keep_shared;         /* record block 0's shared writers (forward order, first repeat) */
     int32_t *shared_writers;
     char shared_table[2048]; /* extra members of result.json (the case a fault stopped) */
@@ -1155,6 +1173,43 @@ static void traffic_flush(void) {
     T.seen_n = 0;
 }
 
+/* ------------------------------------------------------------------------- */
+/* Methods: how a launch did its work, for the rules a puzzle's text states  */
+/* ------------------------------------------------------------------------- */
+
+/* Values can come out right by a method the text does not ask for: a scalar loop where
+ * it asks for SIMD width, a shuffle-down tree where it asks for a butterfly, plain loads
+ * where it asks for async copies, barrier() where it asks for an mbarrier. So the first
+ * repeat of each launch counts, besides its reads and writes (counters.bin, kind 5):
+ * its warp operations by kind, async copies and waits, barrier() calls and the most
+ * rounds one block went through, mbarrier inits, arrivals and completed waits, cluster
+ * arrivals and waits, and every access by its width; per buffer (kind 6), its plain
+ * loads and stores and the async copies that read it. A source site counts its own
+ * operations (result.json's sites), so that a broken rule names the line. */
+static void method_count(int what, u32 site) {
+    if (S.rep != 0 || S.run.cpu_mode) return;
+    S.method[what]++;
+    if (!site) return;
+    site_t *s = &S.sites[site];
+    s->ops[what]++;
+    if (!s->launch[0]) snprintf(s->launch, sizeof s->launch, "%s", S.label);
+}
+
+static int width_of(size_t n) {
+    return n >= 32 ? 5 : n >= 16 ? 4 : n >= 8 ? 3 : n >= 4 ? 2 : n >= 2 ? 1 : 0;
+}
+
+/* One access of the first repeat (count() has already seen it): its width, and for a
+ * buffer of the case, what kind of use it was. */
+static void method_access(int shared, int write, uintptr_t a, size_t n, site_t *site) {
+    S.method[M_WIDTH + ((shared ? 2 : 0) + (write ? 1 : 0)) * WIDTHS + width_of(n)]++;
+    if (shared) return;
+    region_t *r = region_at(a);
+    if (!r || r->role == ROLE_SHARED) return;
+    S.buffer_use[r - S.regions][S.async_reading ? USE_ASYNC : write ? USE_STORES : USE_LOADS]++;
+    if (!site->buffer[0]) snprintf(site->buffer, sizeof site->buffer, "%s", r->name);
+}
+
 /* Per thread (counters.bin) and per site (result.json's sites): what the first repeat
  * read and wrote, so that a part's access budget can be checked and its lines named.
  * Returns the access's site where it had to find it (else `given`, 0 if none was): the
@@ -1170,7 +1225,11 @@ static u32 count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 giv
     site_t *site = &S.sites[id];
     if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
-    if (!S.run.cpu_mode) traffic_access(shared, a, n, id);
+    site->bytes[(shared ? 2 : 0) + (write ? 1 : 0)] += n;
+    if (!S.run.cpu_mode) {
+        traffic_access(shared, a, n, id);
+        method_access(shared, write, a, n, site);
+    }
     return id;
 }
 
@@ -1679,16 +1738,23 @@ static void write_result(const char *status, const char *message) {
             file[n] = 0;
             jput("%s[0, 0, ", i > 1 ? ", " : "");
             jstr(file);
-            jput(", %d, %d]", s->line, s->col);
+            jput(", %d, %d, ", s->line, s->col);
+            jstr(s->launch);
+            for (int k = 0; k < M_OPS; k++) jput(", %u", s->ops[k]);
+            jput("]");
         } else {
             jput("%s[%llu, %llu, ", i > 1 ? ", " : "", (unsigned long long)s->pc, (unsigned long long)s->caller);
             jstr(s->launch);
-            jput(", %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu]", (unsigned long long)s->accesses[0],
+            jput(", %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu", (unsigned long long)s->accesses[0],
                  (unsigned long long)s->accesses[1], (unsigned long long)s->accesses[2],
                  (unsigned long long)s->accesses[3], (unsigned long long)s->g_requests,
                  (unsigned long long)s->g_sectors, (unsigned long long)s->g_ideal,
                  (unsigned long long)s->s_requests, (unsigned long long)s->s_wavefronts,
                  (unsigned long long)s->s_ideal);
+            jput(", %llu, %llu, %llu, %llu, ", (unsigned long long)s->bytes[0], (unsigned long long)s->bytes[1],
+                 (unsigned long long)s->bytes[2], (unsigned long long)s->bytes[3]);
+            jstr(s->buffer);
+            jput("]");
         }
     }
     jput("], \"unpriced_accesses\": %llu", (unsigned long long)T.unpriced);
@@ -2050,6 +2116,7 @@ void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
     thread_t *t = current();
     t->barrier_pc = __builtin_return_address(0);
     t->barrier_site = source_site(file, file_len, line, col);
+    method_count(M_BARRIER, t->barrier_site);
     t->state = ST_AT_BARRIER;
     S.progress++;
     swapcontext(&t->ctx, &S.main_ctx);
@@ -2066,6 +2133,7 @@ void wbsim_warp_arrive(i64 op, const char *file, i64 file_len, i64 line, i64 col
     thread_t *t = current();
     t->warp_op = (int)op;
     t->warp_site = source_site(file, file_len, line, col);
+    if (op >= 1 && op <= M_MMA + 1) method_count((int)op - 1, t->warp_site);
     t->state = ST_AT_WARP;
     swapcontext(&t->ctx, &S.main_ctx);
 }
@@ -2152,6 +2220,7 @@ void wbsim_cluster_arrive(i64 relaxed, const char *file, i64 file_len, i64 line,
     }
     t->arrived++;
     if (relaxed && t->arrived <= 64) t->relaxed |= 1ULL << (t->arrived - 1);
+    method_count(M_CLUSTER_ARRIVE, source_site(file, file_len, line, col));
     S.progress++;
 }
 
@@ -2164,6 +2233,7 @@ void wbsim_cluster_wait(const char *file, i64 file_len, i64 line, i64 col) {
         t->arrived++; /* go on as if it had arrived, to find what else there is */
     }
     t->cluster_site = site;
+    method_count(M_CLUSTER_WAIT, site);
     t->barrier_pc = __builtin_return_address(0);
     t->state = ST_AT_CLUSTER;
     S.progress++;
@@ -2250,10 +2320,13 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     uintptr_t own = (uintptr_t)S.scratch + (size_t)t->index * BLOCK_SLOT;
     if ((uintptr_t)fill != own || bytes < 0 || bytes > 16 || have > bytes)
         refuse(harness_memory((uintptr_t)fill, 16) ? "harness_write" : "wild_write", (uintptr_t)fill, 16, NULL, site);
+    method_count(M_ASYNC_COPY, site);
     if (have > 0) {
         uintptr_t s = (uintptr_t)src;
         if (s - S.heap_lo < HEAP_RESERVE) {
+            S.async_reading = 1; /* its source is read by the copy, not by a plain load */
             on_access(s, (size_t)have, 0, 0, NULL, site);
+            S.async_reading = 0;
             memcpy(fill, (const void *)s, (size_t)have);
         } else {
             memset(fill, 0xFF, (size_t)have); /* not simulator memory: never read it */
@@ -2308,6 +2381,7 @@ void wbsim_async_commit(void) {
 void wbsim_async_wait(i64 keep, i64 all) {
     FENCED;
     thread_t *t = current();
+    method_count(M_ASYNC_WAIT, 0);
     if (all) async_commit(t);
     int j = 0;
     for (int i = 0; i < S.npending; i++) {
@@ -2488,6 +2562,7 @@ void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 li
         saw(f, t->gtid, 0);
         if (count < 1) count = 1;
     }
+    method_count(M_MBAR_INIT, site);
     b->gen++;
     b->count = (int)count;
     b->arrived = 0;
@@ -2509,6 +2584,7 @@ i64 wbsim_mbar_arrive(i64 addr, const char *file, i64 file_len, i64 line, i64 co
     if (!b) return 0;
     int index = (int)(b - S.mbars[t->rank]);
     i64 token = mbar_token(index, b);
+    method_count(M_MBAR_ARRIVE, site);
     b->arrive_site = site;
     u32 *mine = vc_row(t);
     for (int u = 0; u < S.nthreads; u++)
@@ -2588,7 +2664,9 @@ i64 wbsim_mbar_test_wait(i64 addr, i64 state, const char *file, i64 file_len, i6
         saw(f, t->gtid, 0);
         target = (i64)(s >> 63) == (b->phase & 1) ? b->phase : b->phase - 1;
     }
-    return mbar_wait(t, b, target, 0, site);
+    int done = mbar_wait(t, b, target, 0, site);
+    if (done) method_count(M_MBAR_WAIT, site);
+    return done;
 }
 
 void wbsim_mbar_wait_parity(i64 addr, i64 parity, const char *file, i64 file_len, i64 line, i64 col) {
@@ -2598,7 +2676,7 @@ void wbsim_mbar_wait_parity(i64 addr, i64 parity, const char *file, i64 file_len
     mbar_t *b = mbar_use((uintptr_t)addr, site);
     if (!b) return;
     i64 target = (parity & 1) == (b->phase & 1) ? b->phase : b->phase - 1;
-    mbar_wait(t, b, target, 1, site);
+    if (mbar_wait(t, b, target, 1, site)) method_count(M_MBAR_WAIT, site);
 }
 
 /* Nothing can run, and threads are parked at mbarrier waits no arrival can complete any
@@ -2867,6 +2945,20 @@ static void writes_out(void) {
     }
 }
 
+/* Kind 5, the launch's methods (M_COUNT counts); kind 6, per buffer it used, its USE_*
+ * counts and its name. */
+static void methods_out(void) {
+    record(S.counters_fd, 5, S.case_index, S.launch_in_case, M_COUNT, S.method, sizeof S.method);
+    for (int i = S.case_regions_from; i < S.nregions; i++) {
+        u32 *use = S.buffer_use[i];
+        if (!use[USE_LOADS] && !use[USE_STORES] && !use[USE_ASYNC]) continue;
+        record(S.counters_fd, 6, S.case_index, S.launch_in_case, USES, use, USES * sizeof(u32));
+        char name[48] = {0};
+        snprintf(name, sizeof name, "%s", S.regions[i].name);
+        put(S.counters_fd, name, sizeof name);
+    }
+}
+
 static void counters_out(void) {
     if (S.rep != 0 || !S.counts) return;
     writes_out();
@@ -2876,6 +2968,7 @@ static void counters_out(void) {
     char label[48] = {0};
     snprintf(label, sizeof label, "%s", S.label);
     put(S.counters_fd, label, sizeof label);
+    methods_out();
 }
 
 /* Which barrier() the waiting threads of the block at rank `rank` wait at, and where the
@@ -3102,6 +3195,8 @@ static int run_cluster(int reverse) {
             shared_snapshot();
         }
     traffic_flush();
+    for (int r = 0; r < S.csize; r++)
+        if (S.rep == 0 && (u32)S.rounds[r] > S.method[M_ROUNDS]) S.method[M_ROUNDS] = (u32)S.rounds[r];
     if (S.shared_problem && !result) {
         finding_t *f = finding(S.shared_problem == 1 ? "shared_overflow" : "shared_calls_differ", -1, -1, 0, 0,
                                NULL);
@@ -3145,6 +3240,8 @@ static i64 launch_all(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 
             S.counts = xcalloc(S.counts_cap, sizeof(u32));
         }
         memset(S.counts, 0, total * 8 * sizeof(u32));
+        memset(S.method, 0, sizeof S.method);
+        memset(S.buffer_use, 0, sizeof S.buffer_use);
         writes_mark();
     }
     u32 *counts = S.counts;

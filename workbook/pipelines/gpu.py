@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import build, judge, kernelrun, occupancy, ptx, sanitizer, settings, speed, timing, toolchain
+from .. import build, judge, kernelrun, methods, occupancy, ptx, sanitizer, settings, speed, timing, toolchain
 from ..catalog import Part
 from ..channel import Sink
 from ..i18n import Msg, msg
@@ -70,9 +70,11 @@ def run(check: Check, parts: list[Part]) -> None:
             raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", check.puzzle.repeats,
                                 indices, limit=limit, tick=check.ticker("", "gpu"))
         check.children.check()
+        program = built.binary.read_bytes() if any(methods.ptx_rules(p) for p in parts) else b""
         for part in parts:
             dev = judge.judge(check, "gpu", part, raw, orders=False)
             dev.device_name = check.gpu.name
+            _methods(check, part, dev, program)
             check.kernels[part.id]["gpu"] = dev
             check.emit(part.id, "gpu", "phase.verdict", dev.status)
         if not check.options.part and all(check.kernels[p.id]["gpu"].status == Status.PASS for p in parts):
@@ -107,6 +109,19 @@ def run(check: Check, parts: list[Part]) -> None:
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
+
+
+def _methods(check: Check, part: Part, dev: DeviceResult, program: bytes) -> None:
+    """The part's stated methods, as far as the PTX of the build that ran shows them
+    (workbook/methods.py): what the kernel ran is what the GPU build compiled."""
+    if not program or dev.status in (Status.CRASH, Status.TIMEOUT):
+        return
+    values_right = bool(dev.cases) and all(c.passed for c in dev.cases)
+    broken = methods.ptx_findings(check, part, program, values_right)
+    if broken:
+        dev.findings = (dev.findings or []) + broken
+        dev.status = Status.FAIL
+        dev.explain("reason.method", n=len(broken))
 
 
 def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
