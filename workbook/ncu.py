@@ -164,31 +164,40 @@ def ours(profiled: Profiled) -> dict[str, float]:
 
 @dataclass
 class Expected:
-    """A launch the run makes: its case, its number within the case, its kernel's name."""
+    """A launch the run makes: its case, its number within the case, its kernel's name, and
+    whether it is a host function that launches kernels of its own (their names are not its)."""
 
     case: int
     launch: int
     kernel: str
+    host: bool = False
 
 
-def assign(expected: list[Expected], profiled: list[Profiled], module: str) -> tuple[dict[tuple[int, int], Profiled],
-                                                                                     list[Profiled]]:
-    """Each profiled kernel to the launch it was, in order: its compiled name starts with
-    `<module>_<kernel>_` (workbook/ptx.py), and the k-th launch of a kernel is the k-th
-    profiled kernel of that name. Returns (case, launch) -> profiled, and the kernels no
-    launch of the puzzle explains (the runtime's own, a fill)."""
-    names = sorted({e.kernel for e in expected})
-    waiting = list(expected)
-    matched: dict[tuple[int, int], Profiled] = {}
+def assign(expected: list[Expected], profiled: list[Profiled],
+           module: str) -> tuple[dict[tuple[int, int], list[Profiled]], list[Profiled]]:
+    """Each profiled kernel to the launch it was, walking both in the order they ran. A
+    kernel's compiled name starts with `<module>_<kernel>_` (workbook/ptx.py): it is the next
+    launch of that kernel. Any other kernel of the puzzle's module that comes while a host
+    function's launch is next belongs to that function. Returns (case, launch) -> its
+    kernels, and the kernels no launch explains (the runtime's own: a fill, a copy)."""
+    names = sorted({e.kernel for e in expected if not e.host})
+    prefix = module.replace(".", "_") + "_"
+    matched: dict[tuple[int, int], list[Profiled]] = {}
     other: list[Profiled] = []
+    at = 0  # the next launch not yet passed
     for p in profiled:
         kernel = ptx.kernel_of(p.name, module, names)
-        at = next((n for n, e in enumerate(waiting) if e.kernel == kernel), None) if kernel else None
-        if at is None:
+        found = next((n for n in range(at, len(expected)) if not expected[n].host and expected[n].kernel == kernel),
+                     None) if kernel else None
+        if found is not None:
+            e = expected[found]
+            matched.setdefault((e.case, e.launch), []).append(p)
+            at = found + 1
+        elif at < len(expected) and expected[at].host and p.name.startswith(prefix):
+            e = expected[at]
+            matched.setdefault((e.case, e.launch), []).append(p)
+        else:
             other.append(p)
-            continue
-        e = waiting.pop(at)
-        matched[(e.case, e.launch)] = p
     return matched, other
 
 
@@ -263,3 +272,145 @@ def compare(kernel: str, sim: dict[str, float] | None, gpu: dict[str, float] | N
             rows.append(Row(kernel, kind, quantity, got_sim, got_gpu, METRICS[key]))
     return rows
 
+
+
+def _whole(x: float) -> bool:
+    return x >= 2 and abs(x - round(x)) < 1e-9
+
+
+def hints(sim: dict[str, float] | None, gpu: dict[str, float] | None) -> list[str]:
+    """Guesses at why the two counts of a kernel differ, from what ncu read beside them: a
+    start for the explanation docs/ncu.md gives, never the explanation itself."""
+    if not gpu:
+        return []
+    found = []
+    atomics = gpu.get("global_atomic.requests", 0.0) + gpu.get("global_reduction.requests", 0.0)
+    if atomics:
+        found.append(f"{atomics:g} atomic or reduction requests on the GPU (op_atom, op_red): "
+                     "the simulator counts an atomic as a global store")
+    if gpu.get("async_copy.requests"):
+        found.append(f"{gpu['async_copy.requests']:g} async-copy requests on the GPU (op_ldgsts, cp.async, "
+                     f"{gpu.get('async_copy.sectors', 0.0):g} sectors): the simulator does not price async copies")
+    for kind in ("global_load", "global_store"):
+        made, asked = gpu.get(f"{kind}.instructions"), gpu.get(f"{kind}.requests")
+        if made is not None and asked is not None and made > asked:
+            found.append(f"{kind}: {made - asked:g} of {made:g} instructions made no request (every lane "
+                         "switched off): neither side counts them")
+    if sim is None:
+        return [*found, "the simulator did not run this kernel"]
+    for kind in KINDS:
+        mine, theirs = sim.get(f"{kind}.requests", 0.0), gpu.get(f"{kind}.requests")
+        cost = "sectors" if kind.startswith("global") else "wavefronts"
+        if theirs is None or (not mine and not theirs):
+            continue
+        if mine and not theirs:
+            found.append(f"{kind}: only the simulator's ({mine:g} requests): the GPU build made none "
+                         "(a value kept in a register, an access the compiler moved)")
+        elif theirs and not mine:
+            found.append(f"{kind}: only the GPU's ({theirs:g} requests): accesses the simulator does not see "
+                         "(a library's own memory, a vector wider than 16 bytes)")
+        elif mine != theirs and _whole(mine / theirs):
+            found.append(f"{kind}: {mine / theirs:g} simulator accesses for each GPU instruction: the GPU "
+                         "build moved them in wider loads or stores")
+        elif mine != theirs and _whole(theirs / mine):
+            found.append(f"{kind}: {theirs / mine:g} GPU instructions for each simulator access: the GPU "
+                         "build split them (or the CPU build merged them)")
+        elif mine == theirs and sim.get(f"{kind}.{cost}", 0.0) != gpu.get(f"{kind}.{cost}", 0.0):
+            found.append(f"{kind}: the same requests, other {cost}: where a buffer or shared array "
+                         "starts, or addresses that depend on the data")
+    return found
+
+
+def summary(puzzles: list[dict]) -> dict:
+    """How the rows came out: per quantity, how many equal, close, differ; and kernels whose
+    every row is equal."""
+    counts: dict[str, dict[str, int]] = {}
+    kernels = equal = 0
+    for p in puzzles:
+        for case in p.get("cases", []):
+            for k in case["kernels"]:
+                rows = [r for r in k["rows"] if r["verdict"] != "missing"]
+                if not rows:
+                    continue
+                kernels += 1
+                equal += all(r["verdict"] == "equal" for r in rows)
+                for r in rows:
+                    by = counts.setdefault(f"{r['kind'].split('_')[0]} {r['quantity']}", {})
+                    by[r["verdict"]] = by.get(r["verdict"], 0) + 1
+    return {"kernels": kernels, "kernels_equal": equal, "rows": counts}
+
+
+def _pair(row: dict | None) -> str:
+    if row is None:
+        return ""
+    sim = "–" if row["sim"] is None else f"{row['sim']:g}"
+    gpu = "–" if row["ncu"] is None else f"{row['ncu']:g}"
+    mark = {"equal": "", "close": " ≈", "differs": " ≠", "missing": ""}[row["verdict"]]
+    return f"{sim} / {gpu}{mark}"
+
+
+def markdown(table: dict) -> str:
+    """docs/ncu.md's table from the tool's JSON."""
+    out = ["# The simulator's traffic counters against Nsight Compute", ""]
+    where = table.get("gpu") or "no GPU (the simulator's side alone)"
+    out += [f"Written by `{table.get('command', 'python tools/ncu_table.py')}` on {where}"
+            f"{' (' + table['target'] + ')' if table.get('target') else ''}, {table.get('ncu') or 'no ncu'}, "
+            f"seed {table.get('seed')}, commit {table.get('commit') or '?'}, {table.get('date', '')}. "
+            "Each kernel ran one case (the same inputs on both sides): the reference solution through the "
+            "simulator and, once, on the GPU under `ncu`. Each cell is *simulator / ncu*; ≈ within 5 %, "
+            "≠ further apart.", ""]
+    out += ["| our number | Nsight Compute metric |", "|---|---|"]
+    out += [f"| {key.replace('_', ' ').replace('.', ': ')} | `{metric}` |" for key, metric in table["legend"].items()]
+    dropped = table.get("dropped_metrics") or []
+    if dropped:
+        out += ["", "Not known to this ncu, so not read: " + ", ".join(f"`{m}`" for m in dropped) + "."]
+    s = table.get("summary", {})
+    out += ["", f"**{s.get('kernels', 0)} kernels compared, {s.get('kernels_equal', 0)} equal in every count.**", ""]
+    out += ["| count | equal | close | differs |", "|---|---|---|---|"]
+    for name, by in sorted(s.get("rows", {}).items()):
+        out.append(f"| {name} | {by.get('equal', 0)} | {by.get('close', 0)} | {by.get('differs', 0)} |")
+    out += ["", "## Per kernel", "",
+            "| puzzle | case | kernel | access | requests | sectors / wavefronts | bank conflicts |",
+            "|---|---|---|---|---|---|---|"]
+    differences = []
+    for p in table.get("puzzles", []):
+        if "error" in p:
+            out.append(f"| {p['puzzle']} | not measured: {p['error'][:80]} | | | | | |")
+            continue
+        for case in p.get("cases", []):
+            for k in case["kernels"]:
+                by_kind: dict[str, dict[str, dict]] = {}
+                for r in k["rows"]:
+                    by_kind.setdefault(r["kind"], {})[r["quantity"]] = r
+                    if r["verdict"] in ("differs", "close"):
+                        differences.append((p["puzzle"], case, k, r))
+                if not by_kind:
+                    out.append(f"| {p['puzzle']} | {case['part']}: {case['name']} | `{k['kernel']}` | no traffic "
+                               f"{'(the simulator did not run it)' if k['sim'] is None else ''} | | | |")
+                for kind, q in by_kind.items():
+                    cost = q.get("sectors") or q.get("wavefronts")
+                    out.append(f"| {p['puzzle']} | {case['part']}: {case['name']} | `{k['kernel']}` | "
+                               f"{kind.replace('_', ' ')} | {_pair(q.get('requests'))} | {_pair(cost)} | "
+                               f"{_pair(q.get('conflicts'))} |")
+    out += ["", "## Differences", ""]
+    if not differences:
+        out.append("None.")
+    seen = set()
+    for pid, case, k, r in differences:
+        out.append(f"- {pid} `{k['kernel']}` ({case['name']}), {r['kind'].replace('_', ' ')} {r['quantity']}: "
+                   f"simulator {r['sim']:g}, ncu {r['ncu']:g}.")
+        if (pid, k["kernel"]) not in seen:
+            seen.add((pid, k["kernel"]))
+            out += [f"  - hint: {h}" for h in k.get("hints", [])]
+    pins = table.get("pins") or []
+    if pins:
+        out += ["", "## The pinned patterns (tests/data/simbook/puzzles/p92)", "",
+                "Requests and sectors (global) or requests, wavefronts and conflicts (shared), one warp: what "
+                "counts.toml pins (tests/test_traffic_patterns.py holds the simulator to it), what ncu counted, "
+                "what the simulator counted.", "",
+                "| kernel | access | pinned | ncu | simulator | |", "|---|---|---|---|---|---|"]
+        for x in pins:
+            mark = "" if x["ncu_agrees"] is None else ("" if x["ncu_agrees"] else "ncu differs")
+            out.append(f"| `{x['kernel']}` | {x['kind'].replace('_', ' ')} | {x['pinned']} | {x['ncu'] or '–'} | "
+                       f"{x['sim'] or '–'} | {mark} |")
+    return "\n".join(out) + "\n"
