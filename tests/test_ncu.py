@@ -11,9 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from workbook import ncu
+from workbook.catalog import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 HEAD = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
@@ -193,3 +193,56 @@ def test_the_tool_s_simulator_side(tmp_path):
     assert all(p["sim"] == p["pinned"] for key, p in pins.items() if "32b" not in key[0]), \
         [p for p in pins.values() if p["sim"] != p["pinned"]]
     assert "`shared_16b_stride2` | shared load | [1, 8, 4] | – | [1, 8, 4]" in (tmp_path / "ncu.md").read_text()
+
+
+# --- what the learner reads under a traffic table ---------------------------------------------
+
+
+def traffic_device(monkeypatch, record: dict | None, tmp_path):
+    from workbook.results import DeviceResult, LineTraffic, Status
+
+    path = tmp_path / "ncu_record.json"
+    path.unlink(missing_ok=True)
+    if record is not None:
+        path.write_text(json.dumps(record))
+    monkeypatch.setattr(ncu, "RECORD", path)
+    dev = DeviceResult("sim", Status.PASS)
+    dev.traffic = [LineTraffic("embedding_coalesced", "puzzles/p21/op/embedding.mojo", 104, "global", "load", 903,
+                               4488, 3603, 4.97, 3.99, 0.0, "output[b, s, d] = weights[row, d]")]
+    dev.traffic_counted = ncu.counted()
+    return dev
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_traffic_table_says_its_counts_are_ncu_s_and_how_they_compared(monkeypatch, tmp_path, lang):
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from workbook import i18n, report
+
+    i18n.set_language(lang)
+    record = {"gpu": "NVIDIA H200", "date": "2026-11-29", "kernels": 44, "kernels_equal": 40}
+    for given, words in ((record, {"en": "on an NVIDIA H200 (2026-11-29), ncu counted the same for 40 of 44 kernels",
+                                   "ko": "커널 44개 중 40개에서 같은 수를"}),
+                         (None, {"en": "follow Nsight Compute's definitions (docs/ncu.md names the counter",
+                                 "ko": "Nsight Compute의 정의를 따릅니다(각 수가 어느 카운터인지는"})):
+        dev = traffic_device(monkeypatch, given, tmp_path)
+        console = Console(width=80, record=True, no_color=True, highlight=False)
+        report.render_traffic(console, dev)
+        text = console.export_text()
+        assert all(cell_len(line) <= 80 for line in text.splitlines())
+        assert words[lang] in " ".join(text.split()), text
+        assert "docs/ncu.md" in text
+
+
+def test_the_json_says_it_too(monkeypatch, tmp_path):
+    from workbook.results import _plain
+
+    dev = traffic_device(monkeypatch, {"gpu": "NVIDIA H200", "date": "2026-11-29", "kernels": 44,
+                                       "kernels_equal": 40}, tmp_path)
+    doc = json.loads(json.dumps(_plain(dev)))
+    assert doc["traffic_counted"]["key"] == "report.traffic_ncu" and "40 of 44" in doc["traffic_counted"]["text"]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    monkeypatch.setattr(ncu, "RECORD", broken)
+    assert ncu.counted().key == "report.traffic_ncu_none"  # a damaged record says nothing it can't back

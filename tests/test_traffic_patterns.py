@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from workbook import catalog, engine
+from workbook.catalog import tomllib
 from workbook.results import Status
 
 BOOK = Path(__file__).parent / "data" / "simbook"

@@ -36,7 +36,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 # The solutions are the project's own code: no learner limits on their runs, or on ncu's.
@@ -44,7 +43,7 @@ for _name in ("WORKBOOK_MEMORY_LIMIT_MB", "WORKBOOK_PROCESS_LIMIT", "WORKBOOK_FI
     os.environ.setdefault(_name, "0")
 
 from workbook import build, catalog, engine, kernelrun, launcher, ncu, settings, symbols, toolchain  # noqa: E402
-from workbook.catalog import with_choices  # noqa: E402
+from workbook.catalog import tomllib, with_choices  # noqa: E402
 from workbook.channel import Sink  # noqa: E402
 from workbook.processes import Children  # noqa: E402
 
@@ -254,6 +253,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--again", action="store_true", help="measure puzzles already in OUT")
     parser.add_argument("--table", action="store_true", help="only put OUT/*.json together")
     parser.add_argument("--write-pins", action="store_true", help="write ncu's p92 counts into its counts.toml")
+    parser.add_argument("--record", action="store_true",
+                        help="write the course's summary into workbook/ncu_record.json (the traffic tables' note)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     tool = None if args.sim_only else ncu.locate()
@@ -288,12 +289,24 @@ def main(argv: list[str]) -> int:
     puzzles = [json.loads(p.read_text()) for p in sorted(args.out.glob("p*.json"))]
     puzzles.sort(key=lambda r: (r.get("puzzle") == PINNED, int(re.sub(r"\D", "", r.get("puzzle", "0")) or 0)))
     pins = pinned_against(puzzles)
+    course = [p for p in puzzles if p.get("puzzle") != PINNED]
     table = {**meta, "command": " ".join(["python tools/ncu_table.py", *argv]), "legend": ncu.METRICS,
-             "extra_metrics": ncu.EXTRA, "summary": ncu.summary(puzzles), "pins": pins, "puzzles": puzzles}
+             "extra_metrics": ncu.EXTRA, "summary": ncu.summary(course),
+             "patterns": ncu.summary([p for p in puzzles if p.get("puzzle") == PINNED]), "pins": pins,
+             "puzzles": puzzles}
     (args.out / "ncu.json").write_text(json.dumps(table, indent=1))
     (args.out / "ncu.md").write_text(ncu.markdown(table))
     if args.write_pins:
         write_pins(puzzles, meta)
+    if args.record:
+        if not meta.get("gpu") or meta.get("sim_only"):
+            print("--record needs a run on a GPU", file=sys.stderr)
+            return 2
+        summary = table["summary"]
+        ncu.RECORD.write_text(json.dumps({"gpu": meta["gpu"], "date": meta.get("date", ""), "ncu": meta.get("ncu", ""),
+                                          "commit": meta.get("commit", ""), "kernels": summary["kernels"],
+                                          "kernels_equal": summary["kernels_equal"], "rows": summary["rows"]},
+                                         indent=1) + "\n")
     print(json.dumps(table["summary"]), file=sys.stderr)
     return 0
 

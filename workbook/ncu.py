@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import re
 import shutil
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ptx, settings
+from .i18n import Msg, msg
 
 KINDS = ("global_load", "global_store", "shared_load", "shared_store")
 QUANTITIES = {"global": ("requests", "sectors"), "shared": ("requests", "wavefronts", "conflicts")}
@@ -67,9 +69,34 @@ ALL_METRICS = {**METRICS, **EXTRA}
 # data-dependent control flow may move); past it, it "differs" and needs its explanation.
 CLOSE = 0.05
 
+# What the last run of tools/ncu_table.py on a GPU found, in short: the traffic table's note
+# says it to the learner (report.render_traffic). Written by the tool with --record.
+RECORD = Path(__file__).with_name("ncu_record.json")
+
 # result.json's sites: [pc, caller, kernel, global reads, global writes, shared reads, shared
 # writes, global requests, sectors, ideal sectors, shared requests, wavefronts, ideal wavefronts]
 SITE_TRAFFIC = 7
+
+
+def record() -> dict | None:
+    """The recorded comparison ({gpu, date, kernels, kernels_equal, ...}), None if there is none."""
+    try:
+        found = json.loads(RECORD.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or not found.get("gpu") or not isinstance(found.get("kernels"), int):
+        return None
+    return found
+
+
+def counted() -> Msg:
+    """What the traffic table says of its counts: Nsight Compute's definitions, and how the
+    recorded run on a GPU compared (the course's kernels, every count equal)."""
+    found = record()
+    if found is None:
+        return msg("report.traffic_ncu_none")
+    return msg("report.traffic_ncu", gpu=found["gpu"], date=found.get("date", ""),
+               equal=found.get("kernels_equal", 0), kernels=found["kernels"])
 
 
 def locate() -> Path | None:
@@ -365,7 +392,10 @@ def markdown(table: dict) -> str:
     if dropped:
         out += ["", "Not known to this ncu, so not read: " + ", ".join(f"`{m}`" for m in dropped) + "."]
     s = table.get("summary", {})
-    out += ["", f"**{s.get('kernels', 0)} kernels compared, {s.get('kernels_equal', 0)} equal in every count.**", ""]
+    patterns = table.get("patterns") or {}
+    out += ["", f"**The course: {s.get('kernels', 0)} kernels compared, {s.get('kernels_equal', 0)} equal in every "
+            f"count.** The pinned patterns (p92, below): {patterns.get('kernels', 0)} compared, "
+            f"{patterns.get('kernels_equal', 0)} equal.", ""]
     out += ["| count | equal | close | differs |", "|---|---|---|---|"]
     for name, by in sorted(s.get("rows", {}).items()):
         out.append(f"| {name} | {by.get('equal', 0)} | {by.get('close', 0)} | {by.get('differs', 0)} |")

@@ -395,6 +395,8 @@ def render_traffic(console: Console, dev: DeviceResult) -> None:
                       str(x.requests), Text(cost, style=style), Text(where, style="dim"))
     console.print(Padding(table, (0, 0, 0, 2)))
     console.print(indented(t("report.traffic_note"), style="dim"))
+    if dev.traffic_counted is not None:
+        console.print(indented(say(dev.traffic_counted), style="dim"))
 def ptx_lines(dev: DeviceResult) -> list[str]:
     """A line per kernel: its global loads and stores, as the PTX has them."""
     return [t("report.ptx_kernel", kernel=k.kernel, loads=k.loads.summary(), load_bits=k.loads.widest_bits,

@@ -207,6 +207,8 @@ class DeviceResult:
     output: str = ""  # a crash's own words (a traceback, the runtime's message), shown as they came
     access: list[LaunchAccess] = field(default_factory=list)  # the simulator: what each launch's threads did
     traffic: list[LineTraffic] = field(default_factory=list)  # the simulator: what each line would cost a GPU
+    # How those counts are defined, and how they compared with Nsight Compute on a GPU (ncu.counted)
+    traffic_counted: Msg | None = None
     ptx: list = field(default_factory=list)  # the `ptx` device: each kernel's global accesses (ptx.KernelPtx)
     occupancy: list = field(default_factory=list)  # the `occupancy` device: occupancy.Occupancy per kernel, block
 
