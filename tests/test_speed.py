@@ -327,6 +327,21 @@ def test_p21_on_a_gpu_times_both_parts_and_coalesced_is_faster(root):
     assert speeds["coalesced"].ratio_to_fastest == 1.0 and speeds["2d"].ratio_to_fastest > 1.0
 
 
+@pytest.mark.gpu
+def test_on_a_gpu_the_solution_runs_beside_the_learner_s_kernel_in_turn(root):
+    """The learner's files are the solution's (not --solutions): the verdict's reference is
+    timed in the same process, alternately, and the two medians are close (the same kernel)."""
+    from workbook import engine
+
+    put_solution(root, "p21")
+    result = engine.check_puzzle(catalog.load("p21"), engine.Options(part="coalesced", devices=("gpu",),
+                                                                    sanitize="off", cache=False))
+    s = result.parts[0].speed
+    assert s.measured and s.solution_timing == "alternated", (s.reason, s.solution_timing)
+    assert s.q1_us <= s.median_us <= s.q3_us and s.solution_q1_us <= s.solution_median_us <= s.solution_q3_us
+    assert 0.8 < s.ratio_to_solution < 1.25 and not s.too_slow
+
+
 # --- the verdict against the reference solution (max_ratio_to_solution) ----------------
 
 

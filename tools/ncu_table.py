@@ -53,6 +53,7 @@ CHAPTERS = (1, 2, 5)
 CASE_THREADS = 32768  # the largest case a part has up to this many threads (the simulator's time)
 RUN_LIMIT = 600.0  # seconds for one run, the simulator's or ncu's
 NCU_LOCK = threading.Lock()  # one process under ncu at a time: one GPU
+BEGIN, END = "<!-- ncu_table: begin -->", "<!-- ncu_table: end -->"  # where --docs puts the table
 
 
 def selection(ids: list[str]) -> list[tuple[str, Path | None]]:
@@ -253,6 +254,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--again", action="store_true", help="measure puzzles already in OUT")
     parser.add_argument("--table", action="store_true", help="only put OUT/*.json together")
     parser.add_argument("--write-pins", action="store_true", help="write ncu's p92 counts into its counts.toml")
+    parser.add_argument("--docs", type=Path, help="put the table into this Markdown file, between its markers "
+                        f"({BEGIN} ... {END})")
     parser.add_argument("--record", action="store_true",
                         help="write the course's summary into workbook/ncu_record.json (the traffic tables' note)")
     args = parser.parse_args(argv)
@@ -296,6 +299,14 @@ def main(argv: list[str]) -> int:
              "puzzles": puzzles}
     (args.out / "ncu.json").write_text(json.dumps(table, indent=1))
     (args.out / "ncu.md").write_text(ncu.markdown(table))
+    if args.docs:
+        text = args.docs.read_text(encoding="utf-8")
+        if BEGIN not in text or END not in text:
+            print(f"{args.docs} has no {BEGIN} ... {END}", file=sys.stderr)
+            return 2
+        head, rest = text.split(BEGIN, 1)
+        generated = ncu.markdown(table).split("\n", 2)[2]  # without its own title
+        args.docs.write_text(f"{head}{BEGIN}\n{generated}{END}{rest.split(END, 1)[1]}", encoding="utf-8")
     if args.write_pins:
         write_pins(puzzles, meta)
     if args.record:
