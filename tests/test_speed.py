@@ -218,6 +218,10 @@ def test_every_timed_run_starts_after_the_l2_cache_is_flushed(root):
     closure = body[body.index("def run_once("):body.index("for _ in range(3):")]
     assert "flush" not in closure  # the flush is never part of the time
     assert "run_solution" not in body  # no solution attached: the learner's kernels alone
+    from workbook.kernelrun import own_memory_mb
+
+    timed_case = [len(plan.cases)]
+    assert own_memory_mb(plan, timed_case, "gpu") - own_memory_mb(plan, [], "gpu") >= launcher.FLUSH_BYTES >> 20
 
 
 def solution_plan(root, pid: str, learner_text=None):

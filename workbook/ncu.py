@@ -116,11 +116,11 @@ def locate() -> Path | None:
     return None
 
 
-def command(binary: Path, metrics: list[str], log_fd: int) -> list[str]:
-    """The prefix that runs a launcher under ncu, its report (one CSV row per kernel and
-    metric, in base units) written to the descriptor `log_fd` the launcher inherits.
+def command(tool: Path, metrics: list[str], log_fd: int) -> list[str]:
+    """The prefix that runs a launcher under ncu (`tool`), its report (one CSV row per kernel
+    and metric, in base units) written to the descriptor `log_fd` the launcher inherits.
     Every kernel of the process is profiled: the run holds only the chosen cases."""
-    return [str(binary), "--target-processes", "all", "--metrics", ",".join(metrics), "--csv",
+    return [str(tool), "--target-processes", "all", "--metrics", ",".join(metrics), "--csv",
             "--print-units", "base", "--log-file", f"/proc/self/fd/{log_fd}"]
 
 
