@@ -305,7 +305,7 @@ def main(argv: list[str]) -> int:
             print(f"{args.docs} has no {BEGIN} ... {END}", file=sys.stderr)
             return 2
         head, rest = text.split(BEGIN, 1)
-        generated = ncu.markdown(table).split("\n", 2)[2]  # without its own title
+        generated = ncu.markdown(table).split("\n", 2)[2].replace("\n## ", "\n### ")  # under the page's own heading
         args.docs.write_text(f"{head}{BEGIN}\n{generated}{END}{rest.split(END, 1)[1]}", encoding="utf-8")
     if args.write_pins:
         write_pins(puzzles, meta)
