@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import catalog, compare, kernelrun, launcher, methods, settings, simfindings
+from . import catalog, compare, kernelrun, launcher, methods, ncu, settings, simfindings
 from .catalog import Part
 from .i18n import Msg, msg
 from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, SharedPicture, Status
@@ -99,6 +99,7 @@ def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, order
         if part.traffic or part.show_traffic:
             kernels = {a.kernel for a in dev.access}
             dev.traffic = traffic(check, raw, kernels)
+            dev.traffic_counted = ncu.counted() if dev.traffic else None
             costly = traffic_findings(part, dev.traffic)
             if costly:
                 dev.findings = (dev.findings or []) + costly

@@ -32,7 +32,7 @@ import numpy as np
 from . import gpulease, limits, protocol, settings, simfindings
 from .channel import ENV, Channel
 from .i18n import Msg, msg
-from .launcher import Plan, outputs_size, read_outputs
+from .launcher import FLUSH_BYTES, Plan, outputs_size, read_outputs
 from .processes import Children
 from .symbols import Place
 
@@ -266,7 +266,8 @@ def own_memory_mb(plan: Plan, cases: list[int], mode: str) -> int:
         return 0
     specs = [*plan.cases, *plan.timed]
     moved = plan.input_bytes + sum(b.nbytes for i in cases if 0 <= i < len(specs) for b in specs[i].outputs())
-    return 4 * moved // limits.MB
+    flush = FLUSH_BYTES if any(i >= len(plan.cases) for i in cases) else 0  # a timed case's L2 flush
+    return (4 * moved + flush) // limits.MB
 
 
 def merge_sites(have: list, more: list) -> list:

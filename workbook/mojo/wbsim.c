@@ -893,13 +893,25 @@ static uint16_t arrivals(void) { return (uint16_t)(S.cur->arrived < 65535 ? S.cu
  * request. The simulator runs one thread at a time, so it puts the request back
  * together: the k-th access a lane makes at one instruction belongs with the k-th
  * access of every other lane of its warp at that instruction. When the block is done,
- * each request is priced by NVIDIA's rules:
+ * each request is priced by NVIDIA's rules, as Nsight Compute counts them (docs/ncu.md
+ * has the GPU's own counts beside these):
  * - global memory moves in 32-byte sectors: a request costs the distinct sectors its
- *   lanes touch; at best, its distinct bytes packed into whole sectors;
- * - shared memory has 32 banks of 4 bytes: a request takes as many wavefronts as the
- *   busiest bank has distinct 4-byte words (lanes reading one word share it); at best,
- *   its distinct words over 32 banks. Every wavefront past the best is a bank conflict.
- * Counted in the first repeat, like the budgets' counts. */
+ *   lanes touch (l1tex__t_sectors_pipe_lsu_mem_global_op_ld/st); at best, its
+ *   distinct bytes packed into whole sectors;
+ * - shared memory has 32 banks of 4 bytes and moves 128 bytes a wavefront: a request
+ *   of 4 bytes a lane (or less) is one phase of 32 lanes, of 8 bytes two phases of 16
+ *   lanes, of 16 bytes four phases of 8; each phase takes as many wavefronts as its
+ *   busiest bank has distinct 4-byte words (lanes reading one word share it)
+ *   (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st). At best, one wavefront a
+ *   phase: a 128-bit load of a whole warp needs 4 and has no conflict. Every wavefront
+ *   past that is a bank conflict (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st).
+ * One access is one instruction of a GPU only where a GPU could make it so: an access
+ * wider than 16 bytes is split into 16-byte pieces (the widest a thread moves at once),
+ * one the compiler did not know to be aligned (TSan's __tsan_unaligned_*) into 4-byte
+ * pieces (NVPTX splits a vector it can't prove aligned into its floats), and one whose
+ * address is not a multiple of its width into pieces as wide as the address allows
+ * (a misaligned vector access is a fault on a GPU: the compiler must have split it).
+ * Each piece is a request of its own. Counted in the first repeat, like the budgets'. */
 
 #define TRAFFIC_MAX_REQUESTS (1 << 17) /* per block; past it, the rest is not priced */
 
@@ -909,6 +921,7 @@ typedef struct {
     uint8_t shared, lanes;
     u64 addr[WARP];          /* each lane's address (shared: from the arena's start) */
     u32 bytes[WARP];
+    uint8_t lane[WARP];      /* which lane of its warp made it (shared memory's phases go by lane) */
 } request_t;
 
 typedef struct { u64 key; u32 value; } slot_t;
@@ -1064,6 +1077,10 @@ __attribute__((visibility("hidden"))) void KGEN_CompilerRT_AlignedFree(void *p) 
     S.real_free(p);
 }
 
+/* Set by TSan's __tsan_unaligned_* entry points around their access: the compiler did not
+ * know it to be aligned to its width (a GPU build splits such a vector into its floats). */
+static int traffic_unaligned;
+
 static u64 mix(u64 k) {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdULL;
@@ -1088,7 +1105,8 @@ static slot_t *grow(slot_t *table, u32 *cap) {
     return fresh;
 }
 
-static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
+/* One piece of an access: the k-th the thread made at this site joins the k-th of its warp's other lanes. */
+static void traffic_piece(int shared, uintptr_t a, size_t n, u32 site) {
     thread_t *t = S.cur;
     if (T.seen_n * 2 >= T.seen_cap) T.seen = grow(T.seen, &T.seen_cap);
     slot_t *mine = slot(T.seen, T.seen_cap, ((u64)(t->index + 1) << 32) | site);
@@ -1122,8 +1140,16 @@ static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
     if (r->lanes < WARP) {
         r->addr[r->lanes] = shared ? a - S.arena->base : a;
         r->bytes[r->lanes] = (u32)n;
+        r->lane[r->lanes] = (uint8_t)(t->linear % WARP);
         r->lanes++;
     }
+}
+
+/* One access, in the pieces a GPU would move it in (see above). */
+static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
+    size_t piece = traffic_unaligned ? 4 : 16;
+    while (piece > 1 && (piece > n || a % piece)) piece >>= 1;
+    for (size_t off = 0; off < n; off += piece) traffic_piece(shared, a + off, n - off < piece ? n - off : piece, site);
 }
 
 static int by_u64(const void *x, const void *y) {
@@ -1131,10 +1157,12 @@ static int by_u64(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
-/* The distinct units (of 1 << shift bytes) the lanes of a request touch, sorted, in `out`. */
-static size_t units(const request_t *r, int shift, u64 *out, size_t cap) {
+/* The distinct units (of 1 << shift bytes) that the lanes of a request in [lo, hi) touch,
+ * sorted, in `out`. */
+static size_t units_of(const request_t *r, int shift, u64 *out, size_t cap, int lo, int hi) {
     size_t m = 0;
     for (int l = 0; l < r->lanes; l++) {
+        if (r->lane[l] < lo || r->lane[l] >= hi) continue;
         u64 first = r->addr[l] >> shift, last = (r->addr[l] + (r->bytes[l] ? r->bytes[l] : 1) - 1) >> shift;
         for (u64 u = first; u <= last && m < cap; u++) out[m++] = u;
     }
@@ -1145,6 +1173,27 @@ static size_t units(const request_t *r, int shift, u64 *out, size_t cap) {
     return d;
 }
 
+static size_t units(const request_t *r, int shift, u64 *out, size_t cap) { return units_of(r, shift, out, cap, 0, WARP); }
+
+/* A shared-memory request's wavefronts, and the fewest its width allows (one a phase
+ * with a lane in it): 128 bytes a wavefront, so 32 lanes a phase at 4 bytes or less,
+ * 16 at 8 bytes, 8 at 16; in a phase, the busiest bank's distinct words. */
+static void wavefronts(const request_t *r, u64 *unit, size_t cap, u64 *cost, u64 *ideal) {
+    u32 widest = 4;
+    for (int l = 0; l < r->lanes; l++)
+        if (r->bytes[l] > widest) widest = r->bytes[l];
+    int per_phase = widest <= 4 ? WARP : widest <= 8 ? WARP / 2 : WARP / 4;
+    for (int lo = 0; lo < WARP; lo += per_phase) {
+        size_t words = units_of(r, 2, unit, cap, lo, lo + per_phase);
+        if (!words) continue;
+        u32 per_bank[WARP] = {0}, busiest = 0;
+        for (size_t w = 0; w < words; w++)
+            if (++per_bank[unit[w] % WARP] > busiest) busiest = per_bank[unit[w] % WARP];
+        *cost += busiest;
+        *ideal += 1;
+    }
+}
+
 /* The block is done: price its requests into their sites, and start afresh. */
 static void traffic_flush(void) {
     static u64 unit[WARP * 64];
@@ -1152,13 +1201,8 @@ static void traffic_flush(void) {
         request_t *r = &T.requests[i];
         site_t *site = &S.sites[r->site];
         if (r->shared) {
-            size_t words = units(r, 2, unit, sizeof unit / sizeof unit[0]);
-            u32 per_bank[WARP] = {0}, busiest = 0;
-            for (size_t w = 0; w < words; w++)
-                if (++per_bank[unit[w] % WARP] > busiest) busiest = per_bank[unit[w] % WARP];
             site->s_requests++;
-            site->s_wavefronts += busiest;
-            site->s_ideal += (words + WARP - 1) / WARP;
+            wavefronts(r, unit, sizeof unit / sizeof unit[0], &site->s_wavefronts, &site->s_ideal);
         } else {
             size_t sectors = units(r, 5, unit, sizeof unit / sizeof unit[0]);
             size_t bytes = units(r, 0, unit, sizeof unit / sizeof unit[0]);
@@ -1537,15 +1581,17 @@ static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) 
 
 /* The instrumentation's entry points. */
 #define RA __builtin_return_address(0)
+/* An access the compiler did not know to be aligned to its width (see "Memory traffic"). */
+#define UNALIGNED(call) (traffic_unaligned = 1, (call), traffic_unaligned = 0)
 #define ACCESS(N)                                                                   \
     void __tsan_read##N(void *a) { watch(a, N, 0, 0, RA); }                         \
     void __tsan_write##N(void *a) { watch(a, N, 1, 0, RA); }                        \
-    void __tsan_unaligned_read##N(void *a) { watch(a, N, 0, 0, RA); }               \
-    void __tsan_unaligned_write##N(void *a) { watch(a, N, 1, 0, RA); }              \
+    void __tsan_unaligned_read##N(void *a) { UNALIGNED(watch(a, N, 0, 0, RA)); }    \
+    void __tsan_unaligned_write##N(void *a) { UNALIGNED(watch(a, N, 1, 0, RA)); }   \
     void __tsan_volatile_read##N(void *a) { watch(a, N, 0, 0, RA); }                \
     void __tsan_volatile_write##N(void *a) { watch(a, N, 1, 0, RA); }               \
-    void __tsan_unaligned_volatile_read##N(void *a) { watch(a, N, 0, 0, RA); }      \
-    void __tsan_unaligned_volatile_write##N(void *a) { watch(a, N, 1, 0, RA); }     \
+    void __tsan_unaligned_volatile_read##N(void *a) { UNALIGNED(watch(a, N, 0, 0, RA)); } \
+    void __tsan_unaligned_volatile_write##N(void *a) { UNALIGNED(watch(a, N, 1, 0, RA)); } \
     void __tsan_read##N##_pc(void *a, void *pc) { watch(a, N, 0, 0, pc); }          \
     void __tsan_write##N##_pc(void *a, void *pc) { watch(a, N, 1, 0, pc); }
 ACCESS(1)
