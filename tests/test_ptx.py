@@ -121,3 +121,17 @@ def test_ptx_rule_mistakes_name_the_key(root, edit, message):
     path.write_text(text.replace(*edit))
     with pytest.raises(catalog.CatalogError, match=message):
         catalog.load("p35")
+
+
+def test_a_name_the_compiler_cut_short_still_names_its_kernel():
+    """Entry names as the sm_90 build of p21's launcher has them (Mojo 1.2): a long name keeps
+    its first 30 or so characters and encodes the rest; another module's kernels are not ours."""
+    names = ["embedding_coalesced", "embedding_2d"]
+    assert ptx.kernel_of("op_embedding_embedding_coalesc6A6A6A6A_00ecce2eff2e60cc", "op.embedding", names) \
+        == "embedding_coalesced"
+    assert ptx.kernel_of("op_embedding_embedding_2d_SI6A6A6A6AcB6A6A_08fc2c806f482ed4", "op.embedding", names) \
+        == "embedding_2d"
+    assert ptx.kernel_of("wb_solution_op_embedding_embe6A6A6A6A6A6A_b57882f7b4e551e8", "op.embedding", names) is None
+    assert ptx.kernel_of("walks_walk_SIMD_DType_int_16A6AcB6A6AcBuA_cbe1e5123474c14e", "walks",
+                         ["walk", "walk_hub"]) == "walk"
+    assert ptx.kernel_of("op_embedding_helper6A6A6A6A6A6A6A6A6A6A_00ecce2eff2e60cc", "op.embedding", names) is None

@@ -171,11 +171,12 @@ def test_the_json_carries_the_same_facts(root):
 # --- the launcher ----------------------------------------------------------------------
 
 
-def timed_plan(pid: str):
+def timed_plan(pid: str, texts: list[str] | None = None):
+    """A plan with every case and the timed ones; `texts`: the learner's files, for their choices."""
     from workbook import launcher
     from workbook.engine import load_reference
 
-    puzzle = catalog.load(pid)
+    puzzle = catalog.with_choices(catalog.load(pid), texts or [])
     ref = load_reference(puzzle)
     rng = np.random.default_rng(1)
     parts, timed = [], []
@@ -197,18 +198,122 @@ def test_timed_cases_come_after_the_judged_ones_and_only_the_gpu_launcher_has_th
     gpu = launcher.generate(plan, "gpu")
     body = gpu[gpu.index(f"def timed_{len(plan.cases)}("):gpu.index("def main(")]
     assert body.index("for _ in range(3):") < body.index("ctx.execution_time(run_once, 1)")
-    assert "for _ in range(20):" in body and "_ = v_weights" in body
+    assert "for r in range(20):" in body and "_ = v_weights" in body
     assert f"if h.asked({len(plan.cases)}):" in gpu  # never in a run that did not name it
     assert "timed_" not in launcher.generate(plan, "host")
 
 
+def test_every_timed_run_starts_after_the_l2_cache_is_flushed(root):
+    """256 MB written before each timed run, outside the timed closure: no run finds its
+    data in the L2 cache the one before left there."""
+    from workbook import launcher
+
+    _, plan = timed_plan("p21")
+    gpu = launcher.generate(plan, "gpu")
+    body = gpu[gpu.index(f"def timed_{len(plan.cases)}("):gpu.index(f"def timed_{len(plan.cases) + 1}(")]
+    assert f"var flush = ctx.enqueue_create_buffer[DType.uint8]({launcher.FLUSH_BYTES})" in body
+    assert launcher.FLUSH_BYTES >= 2 * 60 * 10 ** 6  # twice an H200's L2
+    timed = body.index("times.append(ctx.execution_time(run_once, 1))")
+    assert body.rindex("flush.enqueue_fill(0)", 0, timed) > body.index("for r in range(20):")
+    closure = body[body.index("def run_once("):body.index("for _ in range(3):")]
+    assert "flush" not in closure  # the flush is never part of the time
+    assert "run_solution" not in body  # no solution attached: the learner's kernels alone
+    from workbook.kernelrun import own_memory_mb
+
+    timed_case = [len(plan.cases)]
+    assert own_memory_mb(plan, timed_case, "gpu") - own_memory_mb(plan, [], "gpu") >= launcher.FLUSH_BYTES >> 20
+
+
+def solution_plan(root, pid: str, learner_text=None):
+    from workbook import build, launcher
+
+    puzzle, plan = timed_plan(pid)
+    module, folder, digest, texts = build.solution_package(puzzle)
+    launcher.attach_solution(plan, catalog.with_choices(puzzle, texts), module, folder, digest)
+    return puzzle, plan
+
+
+def test_the_solution_is_timed_beside_the_learners_kernels_in_turn(root):
+    """p21's coalesced part has a speed verdict: the solution's kernel is built into the same
+    launcher, imported from a package of its own, and timed on the same buffers, its runs
+    alternating with the learner's (ABBA); its times go under SOLUTION_TIMES + the index.
+    Part 2d has no verdict and times the learner's kernel alone."""
+    from workbook import launcher
+
+    puzzle, plan = solution_plan(root, "p21")
+    coalesced, two_d = plan.timed
+    assert plan.solution.module == "wb_solution.op.embedding" and list(plan.solution.launches) == [coalesced.index]
+    assert (plan.solution.folder / "wb_solution" / "op" / "embedding.mojo").read_text() == \
+        (puzzle.solution_dir / "op" / "embedding.mojo").read_text()
+    gpu = launcher.generate(plan, "gpu")
+    assert f"import wb_solution.op.embedding as solution  # the reference solution ({plan.solution.digest})" in gpu
+    body = gpu[gpu.index(f"def timed_{coalesced.index}("):gpu.index(f"def timed_{two_d.index}(")]
+    assert "ctx.enqueue_function[solution.embedding_coalesced[16, 2048, 8192, 1024]](" in body
+    assert "ctx.enqueue_function[puzzle.embedding_coalesced[16, 2048, 8192, 1024]](" in body
+    warm = body[body.index("for _ in range(3):"):body.index("ctx.synchronize()")]
+    assert "run_once(ctx)" in warm and "run_solution(ctx)" in warm
+    rounds = body[body.index("for r in range(20):"):]
+    first, mine, second = (rounds.index("if r % 2 == 1:"), rounds.index("times.append(ctx.execution_time(run_once"),
+                           rounds.index("if r % 2 == 0:"))
+    assert first < mine < second and rounds.count("solution_times.append(ctx.execution_time(run_solution, 1))") == 2
+    assert rounds.count("flush.enqueue_fill(0)") == 3  # before every timed run, the solution's too
+    assert f"h.record_times({launcher.SOLUTION_TIMES + coalesced.index}, solution_times)" in body
+    rest = gpu[gpu.index(f"def timed_{two_d.index}("):gpu.index("def main(")]
+    assert "run_solution" not in rest and "record_times(1" not in rest.replace(f"({two_d.index},", "")
+
+
+def test_the_solution_is_launched_with_its_own_choices(root):
+    """p31's learner picks HUB_BLOCK; the solution's kernel is timed with the solution's own
+    (512), its grid sized by it, whatever the learner chose (256 in the skeleton)."""
+    from workbook import build, launcher
+
+    text = (root / "puzzles" / "p31" / "walks.mojo").read_text()
+    assert "comptime HUB_BLOCK = 256" in text
+    puzzle, plan = timed_plan("p31", [text])
+    hub = next(s for s in plan.timed if s.part.id == "hub")
+    assert hub.launches[0].block == (256, 1, 1)  # the learner's
+    module, folder, digest, texts = build.solution_package(puzzle)
+    launcher.attach_solution(plan, catalog.with_choices(puzzle, texts), module, folder, digest)
+    (theirs,) = plan.solution.launches[hub.index]
+    walkers = hub.params["walkers"]
+    assert theirs.block == (512, 1, 1) and theirs.grid == (-(-walkers // 512), 1, 1)
+    assert plan.solution.names[hub.index]["HUB_BLOCK"] == 512
+    walk = next(s for s in plan.timed if s.part.id == "walk")
+    assert not plan.timed_against_solution(walk)  # information only: no verdict, no solution beside it
+
+
+def test_a_build_that_fails_for_the_solutions_sake_is_built_again_without_it():
+    from workbook import build
+    from workbook.results import Diagnostic
+
+    in_solution = build.Built(False, diagnostics=[Diagnostic("/cache/p21-solution-x/wb_solution/op/embedding.mojo",
+                                                             3, 1, "error: no such thing")])
+    learners = build.Built(False, diagnostics=[Diagnostic("puzzles/p21/op/embedding.mojo", 3, 1, "error: oops")])
+    assert build.solution_failed(in_solution) and not build.solution_failed(learners)
+    assert build.solution_failed(build.Built(False, output="LLVM ERROR: something in the launcher"))
+
+
+def test_the_spread_and_the_solutions_are_stated(root):
+    part = p21_part(root)
+    times = [100_000 + 1_000 * k for k in range(20)]  # 100 .. 119 µs
+    s = speed.measure(part, {"name": "t"}, P21_NAMES, times, "NVIDIA H200")
+    assert s.median_us == pytest.approx(109.5) and s.min_us == pytest.approx(100.0)
+    assert (s.q1_us, s.q3_us) == (pytest.approx(104.75), pytest.approx(114.25)) and s.flush_bytes == 256 << 20
+    speed.against_solution(s, part, [50_000] * 19 + [40_000], "alternated")
+    assert s.solution_median_us == pytest.approx(50.0) and s.solution_min_us == pytest.approx(40.0)
+    assert s.solution_timing == "alternated" and s.ratio_to_solution == pytest.approx(109.5 / 50)
+
+
 @pytest.mark.slow
 def test_the_timed_gpu_launcher_compiles_for_sm_90(root):
+    """With the reference solution beside the learner's kernels (p21's op registers the same
+    op names twice then: in the learner's package and in wb_solution's)."""
     from workbook import build
     from workbook.processes import Children
 
     put_solution(root, "p21")
-    puzzle, plan = timed_plan("p21")
+    puzzle, plan = solution_plan(root, "p21")
+    assert plan.solution is not None
     src = build.sources(puzzle)
     with Children() as children:
         built = build.launcher(children, src, plan, "gpu", "sm_90")
@@ -224,6 +329,21 @@ def test_p21_on_a_gpu_times_both_parts_and_coalesced_is_faster(root):
     assert all(s.measured for s in speeds.values()), [s.reason for s in speeds.values()]
     assert speeds["2d"].median_us > speeds["coalesced"].median_us
     assert speeds["coalesced"].ratio_to_fastest == 1.0 and speeds["2d"].ratio_to_fastest > 1.0
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_solution_runs_beside_the_learner_s_kernel_in_turn(root):
+    """The learner's files are the solution's (not --solutions): the verdict's reference is
+    timed in the same process, alternately, and the two medians are close (the same kernel)."""
+    from workbook import engine
+
+    put_solution(root, "p21")
+    result = engine.check_puzzle(catalog.load("p21"), engine.Options(part="coalesced", devices=("gpu",),
+                                                                    sanitize="off", cache=False))
+    s = result.parts[0].speed
+    assert s.measured and s.solution_timing == "alternated", (s.reason, s.solution_timing)
+    assert s.q1_us <= s.median_us <= s.q3_us and s.solution_q1_us <= s.solution_median_us <= s.solution_q3_us
+    assert 0.8 < s.ratio_to_solution < 1.25 and not s.too_slow
 
 
 # --- the verdict against the reference solution (max_ratio_to_solution) ----------------
@@ -265,3 +385,14 @@ def test_the_report_says_the_ratio_to_the_solution_in_both_languages(root):
     text = rendered(result, "en")
     assert "Part coalesced: 4.00x the reference solution's time" in text and "at most 2x" in text
     assert "참고 해답 시간(25.0 µs)의 4.00배" in rendered(result, "ko")
+
+
+def test_the_report_says_the_spread_and_how_the_solution_ran(root):
+    result = p21_result(root, True)
+    speed.against_solution(result.parts[0].speed, p21_part(root), [25_000] * 20, "alternated")
+    text = rendered(result, "en")
+    assert "Middle half of the runs (first to third quartile): coalesced 100.0–100.0 µs; 2d 850.0–850.0 µs" in text
+    assert "ran in the same process, its runs alternating with yours: median 25.0 µs" in text
+    assert "256 MB written to the GPU (not timed)" in text
+    ko = rendered(result, "ko")
+    assert "같은 프로세스에서 여러분의 실행과 번갈아" in ko and "256 MB" in ko and "가운데 절반" in ko

@@ -210,6 +210,38 @@ def sources(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes] | N
     return Sources(puzzle, folder, digest, files, found)
 
 
+# The package the reference solution's sources take in a GPU launcher that times it beside
+# the learner's kernels (launcher.Solution): its module is `wb_solution.<the puzzle's module>`.
+SOLUTION_PACKAGE = "wb_solution"
+
+
+def solution_package(puzzle: Puzzle) -> tuple[str, Path, str, list[str]]:
+    """The reference solution's Mojo files as a package of their own, in a folder named by
+    their content: (its module's import path, the folder to give the compiler with -I, the
+    digest, the texts of its .mojo files that a learner edits, where its launch choices
+    are read). Its kernels then compile under names of their own
+    (`wb_solution_<module>_<kernel>_...`), beside the learner's in one program."""
+    src = sources(puzzle, solutions=True)
+    folder = settings.cache_dir() / "build" / f"{puzzle.id}-solution-{src.digest}"
+    contents = {name: (src.src / name).read_bytes() for name in src.files}
+
+    def write(staging: Path) -> None:
+        package = staging / SOLUTION_PACKAGE
+        package.mkdir(parents=True)
+        (package / "__init__.mojo").write_text("# The reference solution, timed beside the learner's kernels.\n")
+        for name, data in contents.items():
+            target = package / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        for sub in package.rglob("*"):  # every folder a package, as the puzzle's own are
+            if sub.is_dir() and not (sub / "__init__.mojo").exists():
+                (sub / "__init__.mojo").write_text("")
+
+    _materialize(folder, write, lambda f: _holds(f, SOLUTION_PACKAGE, contents))
+    texts = [data.decode("utf-8") for name, data in contents.items() if name in puzzle.edit and name.endswith(".mojo")]
+    return f"{SOLUTION_PACKAGE}.{puzzle.module}", folder, src.digest, texts
+
+
 def _sim_text(text: str, name: str, problem: list) -> str:
     try:
         return simimports.rewrite(text)
@@ -408,6 +440,8 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
     if not _same_text(source, text):  # written whole or not at all: a truncated source is never compiled
         cachetrust.write(source, text.encode("utf-8"))
     args = ["build", "-I", str(src.sim if with_sim else src.src), "-I", str(settings.MOJO_SUPPORT)]
+    if which == "gpu" and plan.solution is not None:  # the reference solution, timed beside the learner's
+        args += ["-I", str(plan.solution.folder)]
     name = "host"
     if which == "host":
         # Every access of the compiled code calls the simulator first (wbsim.c), and
@@ -427,6 +461,13 @@ def _launcher_job(src: Sources, plan: Plan, which: str, target: str | None,
 def _same_text(path: Path, text: str) -> bool:
     """Whether a file of ours holds `text` (one not ours never counts: it is written over)."""
     return cachetrust.read(path, 1 << 24) == text.encode("utf-8")
+
+
+def solution_failed(built: Built) -> bool:
+    """Whether a failed GPU launcher that holds the reference solution (solution_package)
+    may have failed for the solution's sake, not the learner's: built again without it."""
+    words = built.output + " ".join(f"{d.file} {d.message} {' '.join(d.notes)}" for d in built.diagnostics)
+    return SOLUTION_PACKAGE in words or not blames_learner(built)
 
 
 def blames_learner(built: Built) -> bool:

@@ -174,6 +174,53 @@ class PtxRule:
     why: dict[str, str]
 
 
+# What [[parts.method]] may state (workbook/methods.py checks them), and the warp
+# operations a warp_ops rule may name: those the simulator and the PTX tell apart.
+METHOD_KINDS = ("warp_ops", "access_width", "async_copy", "mbarrier", "writers")
+WARP_OPS = ("shuffle_down", "shuffle_up", "shuffle_xor", "shuffle_idx", "vote", "mma")
+METHOD_KEYS = {
+    "warp_ops": ("required", "forbidden"),
+    "access_width": ("min_bytes", "access", "max_narrow"),
+    "async_copy": ("buffer",),
+    "mbarrier": ("max_barriers",),
+    "writers": ("output", "array", "threads"),
+}
+
+
+@dataclass(frozen=True)
+class MethodRule:
+    """A method a part's text states for a kernel, which right values alone do not show
+    ([[parts.method]]), checked on the simulator's record of how each launch worked and,
+    where the compiled code shows it, on the PTX of the GPU build (workbook/methods.py):
+
+    - warp_ops: the kernel makes warp operations of each `required` kind, and none of a
+      `forbidden` one (a butterfly is shuffle_xor, p25's tree shuffle_down);
+    - access_width: its global loads and/or stores (`access`) are at least `min_bytes`
+      wide, but for at most `max_narrow` of them a launch (the leftovers: a size expression);
+    - async_copy: `buffer` reaches the kernel through async copies only, never a plain load;
+    - mbarrier: the kernel orders its steps with an mbarrier (arrivals and completed waits),
+      and a block goes through at most `max_barriers` rounds of barrier();
+    - writers: every element of `output` (or of the shared array named `array`, in block 0)
+      that the kernel writes is written by threads `threads` = [first, last] of its block.
+
+    `gpu = false` where the GPU build can't show what the simulator sees."""
+
+    kind: str
+    why: dict[str, str]
+    kernel: str = ""  # one launch's kernel; every launch of the part without it
+    required: tuple[str, ...] = ()
+    forbidden: tuple[str, ...] = ()
+    min_bytes: int = 0
+    access: str = ""  # "load", "store", or both ("")
+    max_narrow: int | str = 0
+    buffer: str = ""
+    max_barriers: int | str = 0
+    output: str = ""
+    array: str = ""
+    threads: tuple[int | str, ...] = ()
+    gpu: bool = True
+
+
 @dataclass(frozen=True)
 class OccupancyRule:
     """What a part's text asks of one kernel's theoretical occupancy on an sm_90 SM: at
@@ -225,6 +272,7 @@ class Part:
     ops: tuple[str, ...] = ()  # op puzzles: the custom ops this part's graph must call
     sanitizers: tuple[str, ...] = ()  # compute-sanitizer tools this part always needs on a GPU
     budgets: tuple[Budget, ...] = ()  # access budgets, checked on the simulator
+    methods: tuple[MethodRule, ...] = ()  # stated methods ([[parts.method]], workbook/methods.py)
     traffic: tuple[TrafficLimit, ...] = ()  # memory-traffic limits, checked on the simulator
     show_traffic: bool = False  # the report shows the traffic table without a limit to check
     ptx: tuple[PtxRule, ...] = ()  # what the GPU build's PTX must show, per kernel
@@ -596,6 +644,68 @@ def _traffic(raw: dict, where: str) -> TrafficLimit:
     return TrafficLimit(str(raw.get("kernel", "")), access, tuple(limits), _why(raw, where))
 
 
+def _method(raw: dict, where: str, launches: tuple[Launch, ...], inputs: tuple[str, ...],
+            outputs: tuple[str, ...]) -> MethodRule:
+    """One [[parts.method]]: its kind, the keys that kind takes, and its why in both languages."""
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{where} must be a table: [[parts.method]] kind = \"...\"")
+    kind = raw.get("kind")
+    if kind not in METHOD_KINDS:
+        raise ManifestError(f"{where}.kind must be one of {METHOD_KINDS}, not {kind!r}")
+    allowed = {"kind", "kernel", "why", "gpu", *METHOD_KEYS[kind]}
+    unknown = set(raw) - allowed
+    if unknown:
+        raise ManifestError(f"{where}: unknown keys {sorted(unknown)} for a {kind} rule; use {sorted(allowed)}")
+    kernel = str(raw.get("kernel", ""))
+    names = sorted({ln.name for ln in launches})
+    if kernel and kernel not in names:
+        raise ManifestError(f"{where}: kernel '{kernel}' is not one this part launches ({', '.join(names) or 'none'})")
+    if not isinstance(raw.get("gpu", True), bool):
+        raise ManifestError(f"{where}.gpu: true or false")
+    rule = {"kind": kind, "kernel": kernel, "why": _why(raw, where, both=True), "gpu": raw.get("gpu", True)}
+    if kind == "warp_ops":
+        for key in ("required", "forbidden"):
+            ops = raw.get(key, [])
+            if not isinstance(ops, list) or not all(op in WARP_OPS for op in ops):
+                raise ManifestError(f"{where}.{key}: a list of {WARP_OPS}, not {ops!r}")
+            rule[key] = tuple(ops)
+        if not rule["required"] and not rule["forbidden"]:
+            raise ManifestError(f"{where}: a warp_ops rule names required and/or forbidden operations")
+        if set(rule["required"]) & set(rule["forbidden"]):
+            raise ManifestError(f"{where}: an operation both required and forbidden")
+    elif kind == "access_width":
+        least = raw.get("min_bytes")
+        if least not in (2, 4, 8, 16, 32):
+            raise ManifestError(f"{where}.min_bytes: the least bytes an access moves, 2, 4, 8, 16 or 32, "
+                                f"not {least!r}")
+        access = raw.get("access", "")
+        if access not in ("", "load", "store"):
+            raise ManifestError(f"{where}.access: \"load\" or \"store\" (both when left out), not {access!r}")
+        rule.update(min_bytes=least, access=access,
+                    max_narrow=_budget_limit(raw.get("max_narrow", 0), f"{where}.max_narrow"))
+    elif kind == "async_copy":
+        buffer = _require(raw, "buffer", str, where)
+        if buffer not in inputs:
+            raise ManifestError(f"{where}.buffer: one of the part's inputs ({', '.join(inputs)}), not {buffer!r}")
+        rule["buffer"] = buffer
+    elif kind == "mbarrier":
+        rule["max_barriers"] = _budget_limit(_require(raw, "max_barriers", (int, str), where),
+                                             f"{where}.max_barriers")
+    else:  # writers
+        output, array = raw.get("output", ""), raw.get("array", "")
+        if bool(output) == bool(array) or not isinstance(output, str) or not isinstance(array, str):
+            raise ManifestError(f"{where}: a writers rule names one output = \"...\" or one shared array = \"...\"")
+        if output and output not in outputs:
+            raise ManifestError(f"{where}.output: one of the part's outputs ({', '.join(outputs)}), not {output!r}")
+        threads = raw.get("threads")
+        if not isinstance(threads, list) or len(threads) != 2:
+            raise ManifestError(f"{where}.threads: [first, last], the block's threads that write it "
+                                "(numbers or size expressions)")
+        rule.update(output=output, array=array,
+                    threads=tuple(_budget_limit(t, f"{where}.threads") for t in threads))
+    return MethodRule(**rule)
+
+
 def _launched_kernel(raw: dict, where: str, launches: tuple[Launch, ...], keys: tuple[str, ...]) -> str:
     """A per-kernel rule's kernel (PTX, occupancy): only `keys` allowed, and the kernel one
     this part launches itself."""
@@ -757,6 +867,8 @@ def _part(raw: dict, where: str, kind: str, default_graph: str, defaults: dict, 
         ops=tuple(raw.get("ops", ops)),
         sanitizers=_tools(raw.get("sanitizers", []), where),
         budgets=tuple(_budget(b, f"{where}.budget[{i}]") for i, b in enumerate(raw.get("budget", []))),
+        methods=tuple(_method(m, f"{where}.method[{i}]", launches, tuple(raw.get("inputs", [])), outputs)
+                      for i, m in enumerate(raw.get("method", []))),
         traffic=tuple(_traffic(b, f"{where}.traffic[{i}]") for i, b in enumerate(raw.get("traffic", []))),
         show_traffic=bool(raw.get("show_traffic", False)),
         ptx=tuple(_ptx_rule(r, f"{where}.ptx[{i}]", launches) for i, r in enumerate(raw.get("ptx", []))),

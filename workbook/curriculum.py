@@ -430,6 +430,7 @@ def static_checks(puzzles: list[Puzzle], repo: Path | None = None) -> list[Verdi
         found += _off_grid(p)
         found += _special(p)
         found += _budgets(p, repo)
+        found += _methods(p, repo)
         found += _budget_sizes(p)
         for kernel in wrong_kernels(p, repo):
             problems = []
@@ -498,13 +499,44 @@ def _budgets(p: Puzzle, repo: Path) -> list[Verdict]:
     return found
 
 
+def _methods(p: Puzzle, repo: Path) -> list[Verdict]:
+    """A part's stated method ([[parts.method]]) says how its text asks the kernel to work;
+    a wrong kernel that gets the right values another way must show the rule bites."""
+    found = []
+    kernels = wrong_kernels(p, repo)
+    for part in p.parts:
+        if not part.methods:
+            continue
+        what = f"{p.id}.{part.id}: a wrong kernel breaks its stated method"
+        if not (repo / WRONG).is_dir():
+            found.append(Verdict(p.id, what, True, "no tests/wrong here", skipped=True))
+            continue
+        biting = [k.id for k in kernels if (k.part in (None, part.id)) and
+                  any(e.finding == "method" and e.device == "sim" for e in k.expect)]
+        found.append(Verdict(p.id, what, bool(biting), ", ".join(biting) or "none has an expectation "
+                             "finding = \"method\""))
+    return found
+
+
+def _method_limits(part) -> set[tuple[str, str, str]]:
+    """A part's stated methods' size expressions, as (kernel, key, expression)."""
+    found = set()
+    for rule in part.methods:
+        for key, value in (("max_narrow", rule.max_narrow), ("max_barriers", rule.max_barriers),
+                           *(("threads", t) for t in rule.threads)):
+            if isinstance(value, str):
+                found.add((rule.kernel, f"method.{key}", value))
+    return found
+
+
 def _budget_sizes(p: Puzzle) -> list[Verdict]:
-    """A budget limit given as a size expression names only the case's parameters and the
-    constants, and gives a whole number of at least 0 for every case (the judge evaluates
-    it per case: a name it does not know would stop a learner's check)."""
+    """A budget limit (or a stated method's count) given as a size expression names only the
+    case's parameters and the constants, and gives a whole number of at least 0 for every
+    case (the judge evaluates it per case: a name it does not know would stop a learner's check)."""
     found = []
     for part in p.parts:
         exprs = {(b.kernel, name, limit) for b in part.budgets for name, limit in b.limits if isinstance(limit, str)}
+        exprs |= _method_limits(part)
         if not exprs:
             continue
         problems = []

@@ -259,6 +259,7 @@ class Check:
             timed = self._speed_cases(reference)
             self.plan = launcher.make_plan(self.puzzle, [(p, self.cases[p.id], self.expected[p.id])
                                                          for p in self.parts], timed)
+            self._solution_beside(timed)
             self.timed_cases = [case for _, case, _ in timed]
             graphs: dict[str, dict[str, DeviceResult]] = {}
 
@@ -324,6 +325,20 @@ class Check:
                 timed.append((part, case, reference.expected(case, part.id)))
                 self.speeds[part.id] = not_measured(part, "speed.not_passed")  # until measured
         return timed
+
+    def _solution_beside(self, timed: list[tuple[Part, dict, dict]]) -> None:
+        """Where a timed part's speed is judged against the reference solution, build the
+        solution into the learner's GPU launcher, to be timed alternately with the learner's
+        kernels in one process (launcher.Solution). Not for --solutions (the learner's kernels
+        are the solution's), nor where the solution can't be had: then it is timed in a
+        launcher of its own, as the GPU pipeline falls back to."""
+        if self.options.solutions or not any(p.speed and p.speed.max_ratio_to_solution for p, _, _ in timed):
+            return
+        try:
+            module, folder, digest, texts = build.solution_package(self.puzzle)
+            launcher.attach_solution(self.plan, with_choices(self.puzzle, texts), module, folder, digest)
+        except (OSError, UnicodeDecodeError, launcher.PlanError):
+            self.plan.solution = None
 
     def machine(self) -> str:
         """What runs here, as far as a verdict goes: the GPU and its target, compute-sanitizer."""
@@ -534,6 +549,9 @@ class Check:
         self.emit("", device, "phase.compiling")
         with self.stage(f"build/{which}"):
             built = build.launcher(self.children, self.src, self.plan, which, self.target(which))
+            if not built.ok and which == "gpu" and self.plan.solution is not None and build.solution_failed(built):
+                self.plan.solution = None  # timed in a launcher of its own instead; the learner's build must not fail
+                built = build.launcher(self.children, self.src, self.plan, which, self.target(which))
         if built.link_seconds:
             with self.lock:
                 self.result.stages[f"link/{which}"] = built.link_seconds

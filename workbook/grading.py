@@ -225,16 +225,19 @@ def learner_files(submission: Path, pid: str, edit: tuple[str, ...] | list[str])
 
 @contextlib.contextmanager
 def _rooted(folder: Path) -> Iterator[None]:
-    """WORKBOOK_ROOT at the workspace while grading: paths in the report read puzzles/pNN/..."""
-    saved = os.environ.get("WORKBOOK_ROOT")
+    """WORKBOOK_ROOT at the workspace while grading: paths in the report read puzzles/pNN/...
+    And the simulator's fence up (settings.sim_fence): a submission is hostile."""
+    saved = {name: os.environ.get(name) for name in ("WORKBOOK_ROOT", "WORKBOOK_SIM_FENCE")}
     os.environ["WORKBOOK_ROOT"] = str(folder)
+    os.environ["WORKBOOK_SIM_FENCE"] = "1"
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop("WORKBOOK_ROOT", None)
-        else:
-            os.environ["WORKBOOK_ROOT"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _failed(puzzle: catalog.Puzzle, why: Msg) -> PuzzleResult:

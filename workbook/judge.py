@@ -3,14 +3,14 @@
 The outputs of every case against the reference (compare.py), the repeats
 against each other, the simulator's findings in the learner's terms
 (simfindings.py), who wrote what (the pictures), what every thread read and
-wrote, and the part's access budgets.
+wrote, the part's access budgets and its stated methods (methods.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import catalog, compare, kernelrun, launcher, settings, simfindings
+from . import catalog, compare, kernelrun, launcher, methods, ncu, settings, simfindings
 from .catalog import Part
 from .i18n import Msg, msg
 from .results import CaseResult, DeviceResult, Finding, LaunchAccess, LineTraffic, Picture, SharedPicture, Status
@@ -91,9 +91,15 @@ def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, order
             dev.findings = (dev.findings or []) + broken
             dev.status = Status.FAIL
             dev.explain("reason.budget", n=len(broken))
+        stated = methods.sim_findings(check, part, dev, raw)
+        if stated:
+            dev.findings = (dev.findings or []) + stated
+            dev.status = Status.FAIL
+            dev.explain("reason.method", n=len(stated))
         if part.traffic or part.show_traffic:
             kernels = {a.kernel for a in dev.access}
             dev.traffic = traffic(check, raw, kernels)
+            dev.traffic_counted = ncu.counted() if dev.traffic else None
             costly = traffic_findings(part, dev.traffic)
             if costly:
                 dev.findings = (dev.findings or []) + costly
@@ -243,6 +249,7 @@ def _access(check: Check, raw: kernelrun.KernelRun, indices: list[int]) -> list[
         # The buffers this launch wrote, and the most writes it made to one element of each:
         # its own writes only, never another launch's of the same case.
         wrote = raw.launch_writes.get((counts.case, counts.launch), {})
+        how = raw.methods.get((counts.case, counts.launch))
         found.append(LaunchAccess(
             check.case_name(counts.case), counts.label, int(table.shape[0]),
             {n: int(table[:, k].min()) if table.size else 0 for k, n in enumerate(names)},
@@ -250,7 +257,10 @@ def _access(check: Check, raw: kernelrun.KernelRun, indices: list[int]) -> list[
             {n: int(table[:, k].sum()) for k, n in enumerate(names)},
             {buf: most for buf, (most, _) in wrote.items()},
             per_thread=table, index=counts.case,
-            busiest_element={buf: element for buf, (_, element) in wrote.items()}))
+            busiest_element={buf: element for buf, (_, element) in wrote.items()},
+            methods={k: v for k, v in how.counts.items() if v} if how else {},
+            buffers={b: {k: v for k, v in use.items() if v} for b, use in how.buffers.items()} if how else {},
+            launch=counts.launch))
     return found
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from . import gpulease, limits, protocol, settings, simfindings
 from .channel import ENV, Channel
 from .i18n import Msg, msg
-from .launcher import Plan, outputs_size, read_outputs
+from .launcher import FLUSH_BYTES, Plan, outputs_size, read_outputs
 from .processes import Children
 from .symbols import Place
 
@@ -44,6 +44,24 @@ TIMEOUT_EXIT = 72  # wbsim.c: past the time limit, or one thread never reached a
 # Per thread, what wbsim.c counts (counters.bin): accesses and bytes.
 COUNTERS = ("global_reads", "global_read_bytes", "global_writes", "global_write_bytes",
             "shared_reads", "shared_read_bytes", "shared_writes", "shared_write_bytes")
+# Per launch, how it did its work (counters.bin, kind 5; wbsim.c's M_*): warp operations by
+# kind (per lane), async copies and waits, barrier() calls, mbarrier inits, arrivals and
+# completed waits, cluster arrivals and waits; then the accesses of each kind by width; then
+# the most barrier() rounds one block went through.
+OPS = ("shuffle_down", "shuffle_up", "shuffle_xor", "shuffle_idx", "vote", "elect", "mma", "async_copy",
+       "async_wait", "barrier", "mbarrier_init", "mbarrier_arrive", "mbarrier_wait", "cluster_arrive",
+       "cluster_wait")
+ACCESS_KINDS = ("global_load", "global_store", "shared_load", "shared_store")
+WIDTHS = (1, 2, 4, 8, 16, 32)  # bytes: an access counts under the widest of these it reaches
+METHODS = (*OPS, *(f"{kind}_{w}" for kind in ACCESS_KINDS for w in WIDTHS), "barrier_rounds")
+# Per launch and buffer it used (kind 6): plain loads, plain stores, reads by async copies.
+USES = ("loads", "stores", "async_reads")
+# A source site (a line the compiler named) in result.json: [0, 0, file, line, column,
+# kernel, then its OPS]; an access site: [pc, caller, kernel, global reads, global writes,
+# shared reads, shared writes, six traffic counts, then its bytes of each of the four, and
+# the first buffer of the case it read or wrote in global memory].
+SOURCE_OPS = 6
+SITE_BYTES = 13
 
 # A learner's runs on the GPU at once (several checks in parallel share one GPU), and
 # compute-sanitizer's slow runs apart from them, so that they never hold up the plain runs.
@@ -109,6 +127,16 @@ class SharedMap:
 
 
 @dataclass
+class LaunchMethods:
+    """How one launch did its work, in the first repeat (see METHODS and USES)."""
+
+    case: int
+    launch: int
+    counts: dict[str, int] = field(default_factory=dict)  # METHODS -> count
+    buffers: dict[str, dict[str, int]] = field(default_factory=dict)  # buffer -> USES -> count
+
+
+@dataclass
 class KernelRun:
     """What came back from one launcher run."""
 
@@ -120,6 +148,7 @@ class KernelRun:
     writers: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)  # (case, output) -> thread ids
     shared: dict[int, list[SharedMap]] = field(default_factory=dict)  # case -> block 0's shared arrays, per launch
     counts: list[LaunchCounts] = field(default_factory=list)
+    methods: dict[tuple[int, int], LaunchMethods] = field(default_factory=dict)  # (case, launch) -> its methods
     most_writes: dict[tuple[int, int], int] = field(default_factory=dict)  # (case, output) -> writes to one element
     # (case, launch) -> buffer -> (the most writes that launch made to one element, that element)
     launch_writes: dict[tuple[int, int], dict[str, tuple[int, int]]] = field(default_factory=dict)
@@ -187,6 +216,7 @@ def written(plan: Plan, index: int, repeats: int, mode: str) -> int:
         for launch in case.launches:
             threads = math.prod(launch.grid) * math.prod(launch.block)
             cost += threads * len(COUNTERS) * 4 + 80
+            cost += 16 + 4 * len(METHODS) + (16 + 4 * len(USES) + 48) * len(case.buffers)
     return cost
 
 
@@ -208,6 +238,7 @@ def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, i
         total.writers.update(got.writers)
         total.shared.update(got.shared)
         total.counts += got.counts
+        total.methods.update(got.methods)
         total.most_writes.update(got.most_writes)
         total.launch_writes.update(got.launch_writes)
         total.times.update(got.times)
@@ -235,26 +266,39 @@ def own_memory_mb(plan: Plan, cases: list[int], mode: str) -> int:
         return 0
     specs = [*plan.cases, *plan.timed]
     moved = plan.input_bytes + sum(b.nbytes for i in cases if 0 <= i < len(specs) for b in specs[i].outputs())
-    return 4 * moved // limits.MB
+    flush = FLUSH_BYTES if any(i >= len(plan.cases) for i in cases) else 0  # a timed case's L2 flush
+    return (4 * moved + flush) // limits.MB
 
 
 def merge_sites(have: list, more: list) -> list:
     """Two processes' sites as one table: each process numbers its sites as it meets them,
-    so the same instruction is matched by where it is (pc, caller, kernel) and its counts
-    (reads, writes, requests, sectors, ...) are added up. Findings keep their own process's
-    numbers: they are placed right after each run."""
+    so the same instruction is matched by where it is (pc, caller, kernel; a source site by
+    its file, line and column) and its counts (reads, writes, requests, sectors, ...; a
+    source site's operations) are added up. Findings keep their own process's numbers:
+    they are placed right after each run."""
     if not have:
         return list(more)
     merged = [list(site) for site in have]
-    at = {tuple(site[:3]): n for n, site in enumerate(merged)}
+    at = {_site_key(site): n for n, site in enumerate(merged)}
     for site in more:
-        n = at.get(tuple(site[:3]))
+        key = _site_key(site)
+        n = at.get(key)
         if n is None:
-            at[tuple(site[:3])] = len(merged)
+            at[key] = len(merged)
             merged.append(list(site))
         else:
-            merged[n][3:] = [a + b for a, b in zip(merged[n][3:], site[3:])]
+            first = len(key)
+            merged[n][first:] = [a + b if isinstance(a, int) and isinstance(b, int) else a
+                                 for a, b in zip(merged[n][first:], site[first:])]
     return merged
+
+
+def _site_key(site: list) -> tuple:
+    """What identifies a site across processes: a source site (pc and caller 0) by its file,
+    line, column and kernel; an access site by its pc, caller and kernel."""
+    if len(site) >= 5 and site[0] == 0 and site[1] == 0 and isinstance(site[2], str):
+        return tuple(site[:SOURCE_OPS])
+    return tuple(site[:3])
 
 
 def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: str, repeats: int,
@@ -271,6 +315,7 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         child_env = dict(env or {})
         if mode != "gpu":
             child_env["WORKBOOK_SIM_STRETCH"] = f"{settings.sim_stretch():g}"
+            child_env["WORKBOOK_SIM_FENCE"] = "1" if settings.sim_fence() else "0"
         handed = {name: sink for name, sink in channel.sinks.items() if name != "log"}
         child_env[ENV] = ",".join(f"{name}:{sink.fd}" for name, sink in handed.items())
         # The launcher stops itself at its limit and says where it was; a limit given as a
@@ -439,7 +484,8 @@ def _read_writers(raw: bytes, run: KernelRun) -> None:
 def _read_counters(raw: bytes, run: KernelRun) -> None:
     """counters.bin: per launch (kind 3) its threads' COUNTERS; per output (kind 2) the
     most writes any one element of it got; per launch and buffer it wrote (kind 4) the
-    most writes that launch made to one element, and which."""
+    most writes that launch made to one element, and which; per launch (kind 5) its
+    METHODS, and per buffer it used (kind 6) its USES."""
     pos = 0
     while pos + 16 <= len(raw):
         kind, case, index, count = struct.unpack_from("<4i", raw, pos)
@@ -455,6 +501,22 @@ def _read_counters(raw: bytes, run: KernelRun) -> None:
             name = raw[pos + 20:pos + 68].split(b"\0", 1)[0].decode(errors="replace")
             run.launch_writes.setdefault((case, index), {})[name] = (count, element)
             pos += 68
+        elif kind == 5:  # (5, case, launch, n), n uint32: METHODS, in order
+            if count < 0 or pos + 16 + 4 * count > len(raw):
+                return
+            values = struct.unpack_from(f"<{count}I", raw, pos + 16)
+            mine = run.methods.setdefault((case, index), LaunchMethods(case, index))
+            mine.counts = dict(zip(METHODS, values))
+            pos += 16 + 4 * count
+        elif kind == 6:  # (6, case, launch, n), n uint32: USES, name[48]
+            if count < 0 or pos + 16 + 4 * count + 48 > len(raw):
+                return
+            values = struct.unpack_from(f"<{count}I", raw, pos + 16)
+            pos += 16 + 4 * count
+            name = raw[pos:pos + 48].split(b"\0", 1)[0].decode(errors="replace")
+            pos += 48
+            mine = run.methods.setdefault((case, index), LaunchMethods(case, index))
+            mine.buffers[name] = dict(zip(USES, values))
         elif kind == 3:
             bx, by, bz, _ = struct.unpack_from("<4i", raw, pos + 16)
             pos += 32

@@ -40,6 +40,12 @@ ALIGN = 64
 MAX_CLUSTER = 8
 # The simulator runs every launch twice: threads and blocks forward, then in reverse.
 SIM_ORDERS = 2
+# Bytes written before each timed run, untimed, so that no run finds its data in the L2 cache
+# that the one before left there: twice the largest L2 among the GPUs the course meets (an
+# H200's 60 MB, a B200's 126 MB), as graded kernel platforms do (a 256 MB buffer zeroed).
+FLUSH_BYTES = 256 << 20
+# A timed case's solution times go into result.json under this plus the case's index.
+SOLUTION_TIMES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -112,11 +118,29 @@ class CaseSpec:
 
 
 @dataclass
+class Solution:
+    """The reference solution, built into the GPU launcher beside the learner's kernels so
+    that a timed case runs both in one process, alternately (`_timed_case`): its sources as a
+    package of their own (build.solution_package), and its launches of each timed case, made
+    with its own launch choices."""
+
+    module: str  # the import path of its module in that package (wb_solution.op.embedding)
+    folder: Path  # the folder that holds the package (given to the compiler with -I)
+    digest: str  # of its sources: part of the generated text, so the build's key
+    launches: dict[int, list[LaunchSpec]] = field(default_factory=dict)  # timed case -> its launches
+    names: dict[int, dict[str, int]] = field(default_factory=dict)  # timed case -> what its sizes may name
+
+
+@dataclass
 class Plan:
     puzzle: Puzzle
     cases: list[CaseSpec]
     input_bytes: int
     timed: list[CaseSpec] = field(default_factory=list)  # GPU timing only, after the judged cases
+    solution: Solution | None = None  # timed beside the learner's kernels (a speed verdict's reference)
+
+    def timed_against_solution(self, spec: CaseSpec) -> bool:
+        return self.solution is not None and spec.index in self.solution.launches
 
 
 class PlanError(ValueError):
@@ -165,19 +189,48 @@ def _spec(puzzle: Puzzle, part: Part, case: dict, want: dict, index: int, offset
     for s in part.scratch:
         buffers[s.name] = Buffer(s.name, "scratch", s.dtype, tuple(evaluate(d, names) for d in s.shape))
     spec = CaseSpec(index, part, dict(case["params"]), buffers, constants=puzzle.launch_names())
+    spec.launches = _launches(puzzle, part, names, [*buffers, *params], str(case.get("name")))
+    return spec, offset
+
+
+def _launches(puzzle: Puzzle, part: Part, names: dict[str, int], arguments: list[str],
+              case: str) -> list[LaunchSpec]:
+    """A part's launches for one case: grid, block and cluster evaluated with `names`;
+    `arguments`: what a launch may pass (the case's buffers and whole-number parameters)."""
+    found = []
     for launch in part.launches:
         for arg in launch.args:
-            if arg not in buffers and arg not in params:
+            if arg not in arguments:
                 raise PlanError(f"{puzzle.id}.{part.id}: launch argument '{arg}' is neither a buffer "
                                 "nor a whole-number case parameter")
         grid = _dims(launch.grid, names)
         cluster = _dims(launch.cluster, names) if launch.cluster else (1, 1, 1)
         if any(c < 1 or g % c for g, c in zip(grid, cluster)) or cluster[0] * cluster[1] * cluster[2] > MAX_CLUSTER:
-            raise PlanError(f"{puzzle.id}.{part.id}: case '{case.get('name')}': a grid of {grid} blocks is not a "
+            raise PlanError(f"{puzzle.id}.{part.id}: case '{case}': a grid of {grid} blocks is not a "
                             f"whole number of clusters of {cluster} (at most {MAX_CLUSTER} blocks)")
-        spec.launches.append(LaunchSpec(launch.kernel, launch.args, grid, _dims(launch.block, names), launch.name,
-                                        launch.host, cluster))
-    return spec, offset
+        found.append(LaunchSpec(launch.kernel, launch.args, grid, _dims(launch.block, names), launch.name,
+                                launch.host, cluster))
+    return found
+
+
+def attach_solution(plan: Plan, solution: Puzzle, module: str, folder: Path, digest: str) -> None:
+    """Time the reference solution beside the learner's kernels (`Solution`): each timed
+    case of a part with a speed verdict gets the solution's launches, made with the
+    solution's own launch choices (`solution` is the puzzle read with them). A case whose
+    scratch buffers the solution would size otherwise keeps no solution launches (its
+    solution is timed in a launcher of its own, as before)."""
+    found = Solution(module, folder, digest)
+    for spec in plan.timed:
+        if not spec.part.speed or not spec.part.speed.max_ratio_to_solution:
+            continue
+        part = solution.part(spec.part.id)
+        params = {k: v for k, v in spec.params.items() if isinstance(v, int) and not isinstance(v, bool)}
+        names = {**solution.launch_names(), **params}
+        if any(tuple(evaluate(d, names) for d in s.shape) != spec.buffers[s.name].shape for s in part.scratch):
+            continue
+        found.launches[spec.index] = _launches(solution, part, names, [*spec.buffers, *params], spec.part.id)
+        found.names[spec.index] = names
+    plan.solution = found if found.launches else None
 
 
 def write_inputs(plan: Plan, parts_cases: list[dict], path, timed_cases: list[dict] = ()) -> None:
@@ -266,13 +319,13 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def _kernel(expr: str, names: dict[str, int]) -> str:
+def _kernel(expr: str, names: dict[str, int], owner: str = "puzzle") -> str:
     """'add_ten[size]' -> 'puzzle.add_ten[13]': the kernel lives in the learner's
-    module, and each compile-time parameter that is a size expression of the
-    case's parameters and constants becomes its number (others, such as
-    DType.float32, stay as written)."""
+    module (`owner`: or the reference solution's), and each compile-time parameter that
+    is a size expression of the case's parameters and constants becomes its number
+    (others, such as DType.float32, stay as written)."""
     name, bracket, rest = expr.strip().partition("[")
-    name = name if name.startswith("puzzle.") else "puzzle." + name
+    name = name if name.startswith(owner + ".") else f"{owner}.{name}"
     if not bracket:
         return name
     values = []
@@ -334,10 +387,12 @@ def _device_buffers(spec: CaseSpec, poison: bool, shared: bool = False) -> list[
     return lines
 
 
-def _enqueue(spec: CaseSpec, launch: LaunchSpec, address, indent: str, comment: bool) -> list[str]:
-    """One launch of a case: the learner's host function called, or a kernel enqueued."""
+def _enqueue(spec: CaseSpec, launch: LaunchSpec, address, indent: str, comment: bool,
+             owner: str = "puzzle", names: dict[str, int] | None = None) -> list[str]:
+    """One launch of a case: the learner's host function called, or a kernel enqueued
+    (`owner` "solution": the reference solution's, with its own `names`)."""
     args = ", ".join(_arg(spec, a, address) for a in launch.args)
-    called = _kernel(launch.kernel, spec.names())
+    called = _kernel(launch.kernel, spec.names() if names is None else names, owner)
     if launch.host:
         said = [f"{indent}# your function, which launches its own kernels: {launch.kernel}"
                 f"({', '.join(launch.args)}, ctx)"] if comment else []
@@ -363,22 +418,44 @@ def _gpu_case(spec: CaseSpec) -> list[str]:
     return lines + [""]
 
 
-def _timed_case(spec: CaseSpec) -> list[str]:
+def _timed_case(spec: CaseSpec, solution: Solution | None = None) -> list[str]:
     """A case timed on the GPU, never judged: its launches once as a closure, `warmup`
     times untimed, then `launches` times one by one, each timed by the device
-    (DeviceContext.execution_time: events around the work the closure enqueues)."""
+    (DeviceContext.execution_time: events around the work the closure enqueues), each
+    after FLUSH_BYTES written, untimed, so that every run starts with its data out of the
+    L2 cache. With `solution`: the reference solution's launches as a second closure on
+    the same buffers, warmed up and timed alternately with the learner's (ABBA: the
+    learner's first in even rounds, second in odd ones), so that both see the same GPU,
+    clocks and neighbours; its times are recorded under SOLUTION_TIMES + the index."""
     speed = spec.part.speed
     lines = [f"def timed_{spec.index}(mut h: Harness, ctx: DeviceContext) raises:", *_device_buffers(spec, True)]
     for buf in spec.buffers.values():  # the closure captures addresses (copied), not the buffers
         lines.append(f"    var a_{buf.name} = Int({buf.var}.unsafe_ptr())")
+    lines.append(f"    var flush = ctx.enqueue_create_buffer[DType.uint8]({FLUSH_BYTES})")
     lines.append("    def run_once(ctx: DeviceContext) raises {var}:")
     for launch in spec.launches:
         lines += _enqueue(spec, launch, lambda b: f"a_{b.name}", "        ", False)
-    lines += [f"    for _ in range({speed.warmup}):", "        run_once(ctx)", "    ctx.synchronize()",
-              "    var times = List[Int]()",
-              f"    for _ in range({speed.launches}):", "        times.append(ctx.execution_time(run_once, 1))",
-              f"    h.record_times({spec.index}, times)"]
+    theirs = solution.launches.get(spec.index) if solution is not None else None
+    if theirs is not None:
+        lines.append("    def run_solution(ctx: DeviceContext) raises {var}:")
+        for launch in theirs:
+            lines += _enqueue(spec, launch, lambda b: f"a_{b.name}", "        ", False, "solution",
+                              solution.names[spec.index])
+    both = ["run_once", "run_solution"] if theirs is not None else ["run_once"]
+    lines += [f"    for _ in range({speed.warmup}):", *[f"        {run}(ctx)" for run in both], "    ctx.synchronize()",
+              "    var times = List[Int]()", "    var solution_times = List[Int]()",
+              f"    for r in range({speed.launches}):"]
+    if theirs is not None:
+        lines += ["        if r % 2 == 1:", "            flush.enqueue_fill(0)",
+                  "            solution_times.append(ctx.execution_time(run_solution, 1))"]
+    lines += ["        flush.enqueue_fill(0)", "        times.append(ctx.execution_time(run_once, 1))"]
+    if theirs is not None:
+        lines += ["        if r % 2 == 0:", "            flush.enqueue_fill(0)",
+                  "            solution_times.append(ctx.execution_time(run_solution, 1))",
+                  f"    h.record_times({SOLUTION_TIMES + spec.index}, solution_times)"]
+    lines.append(f"    h.record_times({spec.index}, times)")
     lines += [f"    _ = {buf.var}" for buf in spec.buffers.values()]  # alive until every launch is done
+    lines.append("    _ = flush")
     return lines + [""]
 
 
@@ -429,9 +506,13 @@ def generate_gpu(plan: Plan) -> str:
     """Mode gpu: the GPU kernels on a real GPU. Built for the GPU target even where
     there is none, which type-checks every GPU kernel."""
     clustered = any(launch.clustered for spec in [*plan.cases, *plan.timed] for launch in spec.launches)
+    against = plan.solution is not None and any(plan.timed_against_solution(spec) for spec in plan.timed)
+    solution = [f"import {plan.solution.module} as solution  # the reference solution ({plan.solution.digest}), "
+                "timed beside yours"] if against and plan.solution else []
     lines = _header(plan, [
         "from max.gpu.host import DeviceContext" + (", Dim" if clustered else ""),
         "from wbio import Harness, tile, tile_mut, poison_device",
+        *solution,
     ])
     gpu_cases = [s for s in plan.cases if "gpu" in s.part.devices]
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
@@ -440,7 +521,7 @@ def generate_gpu(plan: Plan) -> str:
     for spec in cpu_cases:
         lines += _cpu_check(spec)
     for spec in plan.timed:
-        lines += _timed_case(spec)
+        lines += _timed_case(spec, plan.solution if plan.timed_against_solution(spec) else None)
     lines += ["", "def main() raises:", *_constant_checks(plan), "    var h = Harness()"]
     if cpu_cases:  # never true: the CPU kernels only need to compile here
         lines += ['    if h.cpu_mode():', *[f"        case_{spec.index}_cpu_check()" for spec in cpu_cases]]

@@ -16,6 +16,7 @@ one where every path is there, stands for the kernel (the narrowest among equals
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,8 @@ ENTRY = re.compile(r"^\.(?:visible|weak)\s+\.entry\s+([\w$]+)\s*\(", re.M)
 ACCESS = re.compile(r"^\s*(?:@!?%\w+\s+)?(ld|st)\.global((?:\.[\w:]+)*)\s", re.M)
 BITS = re.compile(r"^[bfsu](8|16|32|64|128)$")
 WIDTHS = ("v8", "v4", "v2", "scalar")
+# An entry name cut short by the compiler is at least this long (its readable start and the rest).
+CUT = 40
 # What a rule may ask for: the narrowest access that still meets it.
 RULES = {"v4": 4, "v2": 2}
 
@@ -102,13 +105,21 @@ def accesses(body: str) -> tuple[Access, Access]:
 
 def kernel_of(entry: str, module: str, kernels: list[str]) -> str | None:
     """Which of `kernels` (manifest names, without parameters) an entry instantiates:
-    the longest whose `<module>_<kernel>_` starts the entry's name."""
+    the longest whose `<module>_<kernel>_` starts the entry's name. The compiler keeps
+    only the first 30 or so readable characters of a long name and encodes the rest
+    (`op_embedding_embedding_coalesc6A6A6A6A_<hash>` for embedding_coalesced): where no
+    name starts it whole, the one kernel that shares the longest start with it."""
     prefix = module.replace(".", "_") + "_"
     if not entry.startswith(prefix):
         return None
     rest = entry[len(prefix):]
     matching = [k for k in kernels if rest.startswith(k + "_")]
-    return max(matching, key=len) if matching else None
+    if matching:
+        return max(matching, key=len)
+    shared = {k: len(os.path.commonprefix([rest, k])) for k in kernels}
+    best = max(shared.values(), default=0)
+    cut = [k for k, n in shared.items() if n == best and n >= min(len(k), 3)]
+    return cut[0] if len(cut) == 1 and len(entry) >= CUT else None
 
 
 def kernels(data: bytes, module: str, names: list[str]) -> dict[str, KernelPtx]:

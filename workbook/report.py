@@ -354,12 +354,20 @@ def render_speed(console: Console, result: PuzzleResult) -> None:
             fast = min(measured, key=lambda p: p.speed.median_us)
             console.print(indented(t("speed.ratio", slow=slow.id, fast=fast.id,
                                      ratio=f"{slow.speed.ratio_to_fastest:.1f}")))
+        spread = [f"{part.id} {part.speed.q1_us:.1f}–{part.speed.q3_us:.1f} µs" for part in measured
+                  if part.speed.q1_us is not None and part.speed.q3_us is not None]
+        if spread:
+            console.print(indented(t("speed.spread", parts="; ".join(spread)), style="dim"))
         for part in measured:
             s = part.speed
             if s.ratio_to_solution is not None:
                 console.print(indented(t("speed.against_solution", part=part.id, ratio=f"{s.ratio_to_solution:.2f}",
                                          limit=f"{s.max_ratio_to_solution:g}", solution=f"{s.solution_median_us:.1f}"),
                                        style="bold red" if s.too_slow else "green"))
+                if s.solution_timing in ("alternated", "own_launcher") and s.solution_q1_us is not None:
+                    how = t(f"speed.solution_{s.solution_timing}", solution=f"{s.solution_median_us:.1f}",
+                            q1=f"{s.solution_q1_us:.1f}", q3=f"{s.solution_q3_us:.1f}")
+                    console.print(indented(how, style="dim"))
             elif s.max_ratio_to_solution:
                 console.print(indented(t("speed.no_solution_time", part=part.id), style="yellow"))
         cases = ", ".join(dict.fromkeys(p.speed.case for p in measured))
@@ -456,6 +464,8 @@ def render_traffic(console: Console, dev: DeviceResult) -> None:
         console.print(indented(t("report.traffic_merged", lines=merged.label), style="dim"))
     if any(x.approximate for x in dev.traffic):
         console.print(indented(t("report.traffic_about"), style="dim"))
+    if dev.traffic_counted is not None:
+        console.print(indented(say(dev.traffic_counted), style="dim"))
 def ptx_lines(dev: DeviceResult) -> list[str]:
     """A line per kernel: its global loads and stores, as the PTX has them."""
     return [t("report.ptx_kernel", kernel=k.kernel, loads=k.loads.summary(), load_bits=k.loads.widest_bits,

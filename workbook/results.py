@@ -190,6 +190,11 @@ class LaunchAccess:
     per_thread: object = field(default=None, metadata={"json": False})  # numpy (threads, counters)
     index: int = field(default=-1, metadata={"json": False})  # the case's index in the plan
     busiest_element: dict[str, int] = field(default_factory=dict)  # buffer -> the element written most
+    # How it worked (kernelrun.METHODS, those not 0): warp operations, async copies, barriers,
+    # mbarriers, accesses by width; and per buffer its plain loads, stores and async copies' reads.
+    methods: dict[str, int] = field(default_factory=dict)
+    buffers: dict[str, dict[str, int]] = field(default_factory=dict)
+    launch: int = field(default=0, metadata={"json": False})  # its number in the case
 
 
 @dataclass
@@ -236,6 +241,8 @@ class DeviceResult:
     output: str = ""  # a crash's own words (a traceback, the runtime's message), shown as they came
     access: list[LaunchAccess] = field(default_factory=list)  # the simulator: what each launch's threads did
     traffic: list[LineTraffic] = field(default_factory=list)  # the simulator: what each line would cost a GPU
+    # How those counts are defined, and how they compared with Nsight Compute on a GPU (ncu.counted)
+    traffic_counted: Msg | None = None
     ptx: list = field(default_factory=list)  # the `ptx` device: each kernel's global accesses (ptx.KernelPtx)
     occupancy: list = field(default_factory=list)  # the `occupancy` device: occupancy.Occupancy per kernel, block
 
@@ -260,6 +267,9 @@ class Speed:
     launches: int = 0  # timed launches
     median_us: float | None = None
     min_us: float | None = None
+    q1_us: float | None = None  # the middle half of the timed runs: from the first quartile
+    q3_us: float | None = None  # to the third (the spread the median is stated with)
+    flush_bytes: int = 0  # written before each timed run, untimed, to push its data out of the L2 cache
     bytes: int | None = None  # what the manifest declares one run moves
     flops: int | None = None
     gb_per_s: float | None = None  # bytes / median time, 1e9 bytes per second
@@ -276,6 +286,13 @@ class Speed:
     # The verdict on speed, where the manifest asks for one (max_ratio_to_solution): the
     # reference solution's median on the same case in the same run, and this over that.
     solution_median_us: float | None = None
+    solution_min_us: float | None = None
+    solution_q1_us: float | None = None
+    solution_q3_us: float | None = None
+    # How the solution was timed: "alternated" (in the learner's launcher, its runs between
+    # the learner's), "own_launcher" (a launcher of its own, run after the learner's), or
+    # "same_run" (--solutions: the learner's kernels are the solution's, one set of times).
+    solution_timing: str = ""
     ratio_to_solution: float | None = None
     max_ratio_to_solution: float | None = None
     too_slow: bool = False

@@ -14,6 +14,7 @@ its effect. The README's "Settings" table lists the same names.
 | WORKBOOK_LOAD_TIMEOUT         | 600 s                          | building one MAX graph                              |
 | WORKBOOK_RUN_TIMEOUT          | 60 s                           | running the kernels of one device                   |
 | WORKBOOK_SIM_STRETCH          | 5 s                            | one simulated thread between two barriers           |
+| WORKBOOK_SIM_FENCE=1          | unset (set by `grade`)         | protection keys guard the simulator's records too   |
 | WORKBOOK_MEMORY_LIMIT_MB      | 4096                           | memory of each process running learner code (0: off)|
 | WORKBOOK_FILE_LIMIT_MB        | 16                             | each file it writes, its printed output too (0: off)|
 | WORKBOOK_PROCESS_LIMIT        | 256 + 4 per CPU                | processes and threads it may have (0: off)          |
@@ -237,6 +238,15 @@ def grade_guard() -> bool:
     (workbook/guard.py). WORKBOOK_GRADE_GUARD=0 turns it off, only to test what stands behind
     it (the sandbox, the limits) with code the guard would refuse; `grade` then says so."""
     return os.environ.get("WORKBOOK_GRADE_GUARD", "1") != "0"
+
+
+def sim_fence() -> bool:
+    """WORKBOOK_SIM_FENCE=1: the simulator's records are also write-protected by the
+    processor's memory protection keys while learner code runs (wbsim.c, "The fence"),
+    which catches stores the instrumentation never reports (SIMD stores wider than 16
+    bytes). It costs about a quarter more time on access-heavy kernels: `workbook grade`
+    turns it on; a learner's own runs leave it off."""
+    return os.environ.get("WORKBOOK_SIM_FENCE", "0") == "1"
 
 
 def memory_limit_mb() -> int:

@@ -57,6 +57,9 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
     elif kind in ("invalid_read", "invalid_write", "invalid_access"):
         message = msg("finding.sim_" + kind, who=threads(raw, launch) if raw.get("thread", -1) >= 0 or
                       raw.get("threads") else msg("sim.cpu_kernel"), line=values["line"])
+    elif kind in ("wild_write", "harness_write"):
+        message = msg("finding.sim_" + kind, who=writer(raw, launch), line=values["line"],
+                      address=f"{int(raw.get('address', 0) or 0):#x}")
     elif kind in ("warp_lane_missing", "warp_lane_finished"):
         message = msg("finding.sim_" + kind, who=who, line=values["line"], src=raw.get("source_lane", "?"),
                       lanes=raw.get("lanes", raw.get("size", "?")))
@@ -200,6 +203,17 @@ def threads(raw: dict, launch: LaunchSpec | None) -> Msg:
             return msg("sim.thread_range_in_block", first=lo % per_block, last=hi % per_block, n=count,
                        b=coords(split(block, launch.grid), launch.grid))
     return msg("sim.threads_such_as", n=count, such=global_thread(launch, first[0]))
+
+
+def writer(raw: dict, launch: LaunchSpec | None) -> Msg:
+    """Who made a store the simulator refused: threads of a kernel (named), the CPU
+    kernel, or a learner's host function (named by its launch)."""
+    label = raw.get("launch", "")
+    if any(isinstance(t, int) and t >= 0 for t in raw.get("threads", [])):
+        return msg("sim.in_kernel", who=threads(raw, launch), kernel=label)
+    if label == "cpu":
+        return msg("sim.cpu_kernel")
+    return msg("sim.host_function", kernel=label)
 
 
 def element(name: str, shape: list[int], lo: int, hi: int) -> str:

@@ -104,9 +104,9 @@ def _header(place: Place) -> bool:
 
 
 def is_source(site: list) -> bool:
-    """A site the compiler named ([0, 0, file, line, column]); else an address
-    ([pc, caller, kernel, and what it read and wrote])."""
-    return len(site) == 5 and site[0] == 0 and isinstance(site[2], str)
+    """A site the compiler named ([0, 0, file, line, column, and its kernel and operations]);
+    else an address ([pc, caller, kernel, and what it read and wrote])."""
+    return len(site) >= 5 and site[0] == 0 and site[1] == 0 and isinstance(site[2], str)
 
 
 class Resolver:

@@ -31,6 +31,10 @@ Which input makes each part of the kernel decide the answer:
 The matrix never outgrows the block of 4 x 3 (the text says so): one shape is
 drawn from the seed ("random shape r x c", none of them square), the others
 are fixed.
+The special points (the manifest's [[parts.special]], found in a case's
+shape and inputs by `hits`): the full block, spare rows and columns both,
+spare columns only, spare rows only, and an element that is 0; each has a
+case named for it.
 """
 
 import numpy as np
@@ -43,7 +47,8 @@ BLOCK_HEIGHT = 3
 SEEDED_SHAPES = ((2, 4), (1, 3), (2, 1), (3, 2), (1, 2))
 
 
-def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int, seeded: bool = False) -> dict:
+def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int, seeded: bool = False,
+          special: tuple = ()) -> dict:
     assert rows <= BLOCK_HEIGHT and cols <= BLOCK_WIDTH
     n = rows * cols
     # values that all differ: distinct steps of 1.5 apart, each moved by a random fraction below 1
@@ -52,16 +57,17 @@ def _case(name: str, ko: str, rng: np.random.Generator, rows: int, cols: int, se
         values[rng.integers(n)] = 0.0
     a = values.reshape(rows, cols).astype(np.float32)
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"rows": rows, "cols": cols},
-            "inputs": {"a": a}, "seeded": seeded}
+            "inputs": {"a": a}, "seeded": seeded, "special": special}
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     rows, cols = SEEDED_SHAPES[rng.integers(len(SEEDED_SHAPES))]
     return [
-        _case("3 rows x 4 cols, full block", "3행 x 4열, 블록을 꽉 채움", rng, 3, 4),
-        _case("2 rows x 3 cols, both short", "2행 x 3열, 행과 열 모두 남음", rng, 2, 3),
-        _case("3 rows x 2 cols, tall", "3행 x 2열, 세로로 긴 행렬", rng, 3, 2),
-        _case("1 row x 4 cols, 2 rows idle", "1행 x 4열, 두 줄이 쉼", rng, 1, 4),
+        _case("3 rows x 4 cols, full block", "3행 x 4열, 블록을 꽉 채움", rng, 3, 4, special=("full_block",)),
+        _case("2 rows x 3 cols, both short", "2행 x 3열, 행과 열 모두 남음", rng, 2, 3,
+              special=("spare_rows_and_columns", "zero")),
+        _case("3 rows x 2 cols, tall", "3행 x 2열, 세로로 긴 행렬", rng, 3, 2, special=("spare_columns_only",)),
+        _case("1 row x 4 cols, 2 rows idle", "1행 x 4열, 두 줄이 쉼", rng, 1, 4, special=("spare_rows_only",)),
         _case("3 rows x 1 col, 3 cols idle", "3행 x 1열, 세 칸이 쉼", rng, 3, 1),
         _case(f"random shape {rows} x {cols}", f"무작위 모양 {rows} x {cols}", rng, rows, cols, seeded=True),
     ]
@@ -70,3 +76,20 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     a = case["inputs"]["a"]
     return {"output": (a * np.float32(10)).astype(np.float64)}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's shape and inputs reach."""
+    rows, cols = case["params"]["rows"], case["params"]["cols"]
+    found = set()
+    if rows == BLOCK_HEIGHT and cols == BLOCK_WIDTH:
+        found.add("full_block")
+    if rows < BLOCK_HEIGHT and cols < BLOCK_WIDTH:
+        found.add("spare_rows_and_columns")
+    if rows == BLOCK_HEIGHT and cols < BLOCK_WIDTH:
+        found.add("spare_columns_only")
+    if rows < BLOCK_HEIGHT and cols == BLOCK_WIDTH:
+        found.add("spare_rows_only")
+    if np.any(case["inputs"]["a"] == 0):
+        found.add("zero")
+    return found

@@ -33,23 +33,33 @@ Which input makes each part of the kernel decide the answer:
   budget (one global read per thread) on the simulator; so does a thread
   that copies its neighbour's element too, which is also a race (two
   threads writing one slot, with the same value).
+- an index past 16 bits: '65544, past a 16-bit index' (8193 blocks) has
+  elements a 16-bit index cannot count to: an index kept in Int16 or UInt16
+  wraps around, and the blocks from element 65536 on copy and write the
+  first elements again (its values, odd eighths below 2^14, add exactly).
 One size is drawn from the seed among a few ("random size n"), so repeated
 runs meet more sizes than a fixed list.
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`): one element, one full block, a partial last block, a
+last block of one element, full blocks only (the last element in a block's
+last slot), more blocks than a block has threads and an index past 2^16;
+each has a case named for it.
 """
 
 import numpy as np
 
 TPB = 8
+PAST_16_BITS = 65544  # elements: more than a 16-bit index counts (65536), 8193 blocks
 
 
 # The seeded case's sizes: a few, so that a run of another seed reuses a build.
 SEEDED_SIZES = (30, 77, 200, 511, 1000)
 
 
-def _case(name: str, ko: str, values, seeded: bool = False) -> dict:
+def _case(name: str, ko: str, values, seeded: bool = False, special: tuple = ()) -> dict:
     a = np.asarray(values, dtype=np.float32)
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)}, "inputs": {"a": a},
-            "seeded": seeded}
+            "seeded": seeded, "special": special}
 
 
 def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -60,13 +70,16 @@ def _distinct(rng: np.random.Generator, n: int) -> np.ndarray:
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     n = int(rng.choice(SEEDED_SIZES))
     return [
-        _case("one full block, 8", "꽉 찬 블록 하나, 8개", _distinct(rng, 8)),
-        _case("partial last block, 13", "마지막 블록이 덜 찬 13개", _distinct(rng, 13)),
-        _case("last block holds 1, 17", "마지막 블록엔 1개뿐, 17개", _distinct(rng, 17)),
-        _case("three full blocks, 24", "꽉 찬 블록 셋, 24개", _distinct(rng, 24)),
-        _case("one element", "원소 하나", rng.uniform(1, 5, 1).round(2)),
+        _case("one full block, 8", "꽉 찬 블록 하나, 8개", _distinct(rng, 8), special=("one_full_block",)),
+        _case("partial last block, 13", "마지막 블록이 덜 찬 13개", _distinct(rng, 13),
+              special=("partial_last_block",)),
+        _case("last block holds 1, 17", "마지막 블록엔 1개뿐, 17개", _distinct(rng, 17), special=("block_of_one",)),
+        _case("three full blocks, 24", "꽉 찬 블록 셋, 24개", _distinct(rng, 24), special=("full_blocks_only",)),
+        _case("one element", "원소 하나", rng.uniform(1, 5, 1).round(2), special=("one_element",)),
         _case("8 blocks, random, 61", "블록 8개, 무작위 값, 61개", rng.normal(0, 100, 61)),
-        _case("20 blocks, 157", "블록 20개, 157개", _distinct(rng, 157)),
+        _case("20 blocks, 157", "블록 20개, 157개", _distinct(rng, 157), special=("more_blocks_than_threads",)),
+        _case(f"{PAST_16_BITS}, past a 16-bit index", f"{PAST_16_BITS}개, 16비트 인덱스를 넘음",
+              _distinct(rng, PAST_16_BITS), special=("index_past_16_bits",)),
         _case(f"random size {n}", f"무작위 크기 {n}", _distinct(rng, n), seeded=True),
     ]
 
@@ -78,3 +91,25 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     nxt = np.where(has_next, np.roll(a, -1), np.float32(0))
     out = np.where(has_next, a + nxt, a)  # float32 additions, as the kernel does
     return {"output": out.astype(np.float64)}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    size = case["inputs"]["a"].size
+    blocks = -(-size // TPB)
+    found = set()
+    if size == 1:
+        found.add("one_element")
+    if size == TPB:
+        found.add("one_full_block")
+    if blocks > 1 and size % TPB == 1:
+        found.add("block_of_one")
+    if blocks > 1 and size % TPB > 1:
+        found.add("partial_last_block")
+    if blocks > 1 and size % TPB == 0:
+        found.add("full_blocks_only")
+    if blocks > TPB:
+        found.add("more_blocks_than_threads")
+    if size > 2**16:
+        found.add("index_past_16_bits")
+    return found

@@ -50,12 +50,34 @@ The text has the block go through shared memory: a kernel that reads
 a[first + count - 1 - t] straight from global memory gets the right values
 and breaks the part's budget (at least one shared write per block).
 Each part has a size drawn from the seed among a few ("random size n").
+The code around each bug is given, its index included, so no case goes
+past 2^16 elements: the learner writes no index there.
+
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`), the boundaries the text names: overread: no padding, a
+single value of a, padding over more than a block, more blocks than a block
+has threads; window: a spike at the first, an inside and the last place,
+fewer values than the window, more blocks than a block has threads;
+barrier: a single value, a partial last block, full blocks only, more
+blocks than a block has threads. Each has a case named for it.
 """
 
 import numpy as np
 
 TPB = 64
 WINDOW = 4
+
+
+# The special points each case is there for, by part and name.
+_POINTS = {
+    "overread": {"1 value, 64": ("one_value",), "64 of 64, no padding": ("no_padding",),
+                 "4000 of 4200, 66 blocks": ("padding_past_a_block", "more_blocks_than_threads")},
+    "window": {"spike at 0, 100": ("spike_at_first",), "spike at 50, 100": ("spike_inside",),
+               "spike at the last, 100": ("spike_at_last",), "3, shorter than the window": ("fewer_than_window",),
+               "4200, 66 blocks": ("more_blocks_than_threads",)},
+    "barrier": {"1 value": ("one_value",), "67, the last block holds 3": ("partial_last_block",),
+                "128, two full blocks": ("full_blocks_only",), "4200, 66 blocks": ("more_blocks_than_threads",)},
+}
 
 
 def _label(en: str, ko: str) -> dict:
@@ -93,7 +115,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
             a[a == 0] = 1
             found.append({**_label(en, ko), "params": {"length": n, "size": m}, "inputs": {"a": a},
                           "seeded": en.startswith("random")})
-        return found
+        return _claims(found, part)
     if part == "window":
         n = int(rng.choice(SEEDED_SIZES))
         found = [{**_label("spike at 0, 100", "0번 위치의 스파이크, 100개"), "params": {"size": 100},
@@ -113,7 +135,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         a = (odd * rng.choice(np.array([0.5, 1.0, 1.5], dtype=np.float32), 70)).astype(np.float32)
         found.append({**_label("finer than 16 bits, 70", "16비트보다 촘촘한 값, 70개"), "params": {"size": 70},
                       "inputs": {"a": a}})
-        return found
+        return _claims(found, part)
     n = int(rng.choice(SEEDED_SIZES))
     found = []
     for size, en, ko in ((1, "1 value", "값 1개"),
@@ -125,7 +147,12 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         found.append({**_label(en, ko), "params": {"size": size},
                       "inputs": {"a": rng.normal(0, 10, size).astype(np.float32)},
                       "seeded": en.startswith("random")})
-    return found
+    return _claims(found, part)
+
+
+def _claims(found: list[dict], part: str) -> list[dict]:
+    """Each case with the special points it is there for."""
+    return [{**case, "special": _POINTS[part].get(case["name"], ())} for case in found]
 
 
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:
@@ -139,3 +166,36 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
         padded = np.concatenate([np.zeros(WINDOW - 1), a])
         return {"output": sum(padded[k:k + size] for k in range(WINDOW))}
     return {"output": np.concatenate([a[start:start + TPB][::-1] for start in range(0, size, TPB)])}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    a = case["inputs"]["a"]
+    size = case["params"]["size"]
+    blocks = -(-size // TPB)
+    found = set()
+    if blocks > TPB:
+        found.add("more_blocks_than_threads")
+    if part == "overread":
+        if a.size == size:
+            found.add("no_padding")
+        if a.size == 1:
+            found.add("one_value")
+        if size - a.size > TPB:
+            found.add("padding_past_a_block")
+        return found
+    if part == "window":
+        nonzero = np.flatnonzero(a)
+        if nonzero.size == 1:
+            at = int(nonzero[0])
+            found.add("spike_at_first" if at == 0 else "spike_at_last" if at == size - 1 else "spike_inside")
+        if size < WINDOW:
+            found.add("fewer_than_window")
+        return found
+    if size == 1:
+        found.add("one_value")
+    if blocks > 1 and size % TPB:
+        found.add("partial_last_block")
+    if blocks > 1 and size % TPB == 0:
+        found.add("full_blocks_only")
+    return found

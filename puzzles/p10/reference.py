@@ -24,11 +24,27 @@ reading the neighbours from `a` again avoids the race and gives the right
 values, and breaks the part's access budget (one global read per thread) on
 the simulator. Each part also has a size drawn from the seed among a few
 ("random size n", "random rows n").
+The code around each bug is given, its index included, so no case goes
+past 2^16 elements: the learner writes no index there.
+
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`), the boundaries the text names: memcheck: a single output,
+values that fill a block (its last thread is the first with no output), more
+blocks than a block has threads; racecheck: a single row, more rows (blocks)
+than a block has threads. Each has a case named for it.
 """
 
 import numpy as np
 
 TPB = 64
+
+
+# The special points each case is there for, by part and name.
+_POINTS = {
+    "memcheck": {"2 values, 1 output": ("one_output",), "64 values, 1 full block": ("values_fill_a_block",),
+                 "66 blocks, 4200": ("more_blocks_than_threads",)},
+    "racecheck": {"1 row": ("single_row",), "70 rows": ("more_blocks_than_threads",)},
+}
 
 
 def _label(en: str, ko: str) -> dict:
@@ -53,7 +69,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
             found.append({**_label(en, ko), "params": {"size": size}, "inputs": {"a": a}, "seeded": size == n})
         found.append({**_label("66 blocks, 4200", "블록 66개, 4200개"), "params": {"size": 4200},
                       "inputs": {"a": rng.normal(0, 100, 4200).astype(np.float32)}})
-        return found
+        return [{**case, "special": _POINTS[part].get(case["name"], ())} for case in found]
     n = int(rng.choice(SEEDED_ROWS))
     found = []
     for rows, en, ko in ((1, "1 row", "1행"), (3, "3 rows", "3행"), (5, "5 rows", "5행"),
@@ -62,7 +78,7 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         found.append({**_label(en, ko), "params": {"rows": rows}, "inputs": {"a": a}, "seeded": rows == n})
     found.append({**_label("70 rows", "70행"), "params": {"rows": 70},
                   "inputs": {"a": rng.normal(0, 100, (70, TPB)).astype(np.float32)}})
-    return found
+    return [{**case, "special": _POINTS[part].get(case["name"], ())} for case in found]
 
 
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:
@@ -72,3 +88,23 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     left = np.pad(a, ((0, 0), (1, 0)))[:, :-1]
     right = np.pad(a, ((0, 0), (0, 1)))[:, 1:]
     return {"output": ((left + a) + right).astype(np.float64)}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    found = set()
+    if part == "memcheck":
+        size = case["params"]["size"]
+        if size == 2:
+            found.add("one_output")
+        if size % TPB == 0:
+            found.add("values_fill_a_block")
+        if -(-size // TPB) > TPB:
+            found.add("more_blocks_than_threads")
+        return found
+    rows = case["params"]["rows"]
+    if rows == 1:
+        found.add("single_row")
+    if rows > TPB:
+        found.add("more_blocks_than_threads")
+    return found

@@ -37,8 +37,23 @@ Term by term, and the input that makes each one decide the answer:
   thread adding up all the slots to its left (a serial scan) reads up to 64:
   the parts' access budgets say so on the simulator, as they do for kernel 2
   when the block's offset does not go through shared memory;
+- a block total of exactly 0: in 'a block sums to 0, 192' the middle
+  block's values cancel in pairs (and some values are 0), so totals[1] is 0:
+  a kernel 1 that writes a total only when it is not 0 leaves that slot as
+  the launch found it (NaN);
+- an index past 16 bits: '65600, past a 16-bit index' (1025 blocks) has
+  elements a 16-bit index cannot count to, so an index kept in Int16 or
+  UInt16 wraps around; its values are positive multiples of 1/8 up to 2, so
+  every prefix sum (below 2^17) stays exact in float32 and every block total
+  and offset is far from 0;
 - a size drawn from the seed among a few in each part ("random size n").
 Part `block` cannot outgrow its one block (its manifest says so).
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`) are those above: a single value, a partial block, a full
+block (part `block`); less than a block, exactly one block, a last block of
+one element, a partial last block, a block total of 0, more blocks than a
+block has threads and an index past 2^16 (part `any`); each has a case
+named for it.
 """
 
 import numpy as np
@@ -50,6 +65,7 @@ TPB = 64
 # below 2^18, which float32 holds exactly (21 bits), so any order of additions
 # gives the exact answer.
 _GRID = np.arange(2, 321) / 8.0
+PAST_16_BITS = 65600  # elements: more than a 16-bit index counts (65536)
 
 
 def _blocks_ok(a: np.ndarray) -> bool:
@@ -80,9 +96,27 @@ def _unrounded(rng: np.random.Generator, n: int) -> np.ndarray:
 SEEDED_SIZES = {"block": (5, 17, 40, 63), "any": (130, 700, 1500, 3000, 5000)}
 
 
-def _case(name: str, ko: str, a: np.ndarray, seeded: bool = False) -> dict:
+def _zero_total(rng: np.random.Generator) -> np.ndarray:
+    """192 values, 3 blocks: the middle block holds 28 values and their negatives, in a
+    random order, and 8 zeros, so its total is exactly 0; the other blocks as usual."""
+    while True:
+        half = _GRID[rng.choice(_GRID.size, 28, replace=False)] * rng.choice([-1.0, 1.0], 28)
+        middle = rng.permutation(np.concatenate([half, -half, np.zeros(8)]))
+        a = np.concatenate([_distinct(rng, TPB), middle, _distinct(rng, TPB)])
+        totals = np.array([a[s:s + TPB].sum() for s in range(0, a.size, TPB)])
+        if abs(totals[0]) >= 2 and abs(totals[2]) >= 2 and abs(totals[0] + totals[2]) >= 2:
+            return a.astype(np.float32)
+
+
+def _past_16_bits(rng: np.random.Generator) -> np.ndarray:
+    """Positive multiples of 1/8 up to 2: every prefix sum of PAST_16_BITS of them is below
+    2^17, exact in float32, and every block total is at least 16."""
+    return (rng.integers(2, 17, PAST_16_BITS) / 8).astype(np.float32)
+
+
+def _case(name: str, ko: str, a: np.ndarray, seeded: bool = False, special: tuple = ()) -> dict:
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"size": int(a.size)},
-            "inputs": {"a": np.asarray(a, dtype=np.float32)}, "seeded": seeded}
+            "inputs": {"a": np.asarray(a, dtype=np.float32)}, "seeded": seeded, "special": special}
 
 
 def _random(rng: np.random.Generator, part: str) -> dict:
@@ -95,20 +129,24 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         return [
             _case("8 values, as pictured", "그림과 같은 값 8개",
                   np.array([3, -1, 4, 2, -5, 6, 1, 1], dtype=np.float32) * rng.choice([1, -1])),
-            _case("one full block, 64", "꽉 찬 블록 하나, 64개", _distinct(rng, 64)),
-            _case("part of a block, 37", "블록 일부, 37개", _distinct(rng, 37)),
-            _case("a single value", "값 하나", _distinct(rng, 1)),
+            _case("one full block, 64", "꽉 찬 블록 하나, 64개", _distinct(rng, 64), special=("full_block",)),
+            _case("part of a block, 37", "블록 일부, 37개", _distinct(rng, 37), special=("partial_block",)),
+            _case("a single value", "값 하나", _distinct(rng, 1), special=("single_value",)),
             _case("unrounded floats, 64", "반올림되는 실수 64개", _unrounded(rng, 64)),
             _random(rng, part),
         ]
     return [
-        _case("less than a block, 20", "블록보다 적게, 20개", _distinct(rng, 20)),
-        _case("exactly one block, 64", "정확히 블록 하나, 64개", _distinct(rng, 64)),
-        _case("last block has 1, 129", "마지막 블록에 1개, 129개", _distinct(rng, 129)),
-        _case("partial last block, 150", "마지막 블록이 일부, 150개", _distinct(rng, 150)),
+        _case("less than a block, 20", "블록보다 적게, 20개", _distinct(rng, 20), special=("less_than_a_block",)),
+        _case("exactly one block, 64", "정확히 블록 하나, 64개", _distinct(rng, 64), special=("exactly_one_block",)),
+        _case("last block has 1, 129", "마지막 블록에 1개, 129개", _distinct(rng, 129), special=("block_of_one",)),
+        _case("partial last block, 150", "마지막 블록이 일부, 150개", _distinct(rng, 150),
+              special=("partial_last_block",)),
         _case("five blocks, 300", "블록 다섯 개, 300개", _distinct(rng, 300)),
+        _case("a block sums to 0, 192", "합이 0인 블록, 192개", _zero_total(rng), special=("zero_total",)),
         _case("unrounded floats, 256", "반올림되는 실수 256개", _unrounded(rng, 256)),
-        _case("70 blocks, 4470", "블록 70개, 4470개", _distinct(rng, 4470)),
+        _case("70 blocks, 4470", "블록 70개, 4470개", _distinct(rng, 4470), special=("more_blocks_than_threads",)),
+        _case(f"{PAST_16_BITS}, past a 16-bit index", f"{PAST_16_BITS}개, 16비트 인덱스를 넘음", _past_16_bits(rng),
+              special=("index_past_16_bits",)),
         _random(rng, part),
     ]
 
@@ -116,3 +154,35 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     a = case["inputs"]["a"].astype(np.float64)
     return {"output": np.cumsum(a)}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    a = case["inputs"]["a"].astype(np.float64)
+    size = a.size
+    blocks = -(-size // TPB)
+    found = set()
+    if part == "block":
+        if size == 1:
+            found.add("single_value")
+        elif size < TPB:
+            found.add("partial_block")
+        else:
+            found.add("full_block")
+        return found
+    if size < TPB:
+        found.add("less_than_a_block")
+    if size == TPB:
+        found.add("exactly_one_block")
+    if blocks > 1 and size % TPB == 1:
+        found.add("block_of_one")
+    if blocks > 1 and size % TPB > 1:
+        found.add("partial_last_block")
+    totals = [a[s:s + TPB].sum() for s in range(0, size, TPB)]
+    if blocks > 1 and any(t == 0 for t in totals[:-1]):
+        found.add("zero_total")
+    if blocks > TPB:
+        found.add("more_blocks_than_threads")
+    if size > 2**16:
+        found.add("index_past_16_bits")
+    return found

@@ -32,9 +32,16 @@ Term by term, and the input that makes each one decide the answer:
   They are off the float16 and bfloat16 grids: tiles, products or sums kept
   in 16 bits fail there;
 - more blocks than a block has threads: '72x5x65, 81 blocks' (naive and
-  tiled); many tiles along k: '8x90x8, 12 tiles' (tiled), so a tile loop
-  with a fixed trip count, or one that only works for a few tiles, fails;
-  part `shared` cannot outgrow its one block (its manifest says so);
+  tiled); many tiles along k: '8x90x8, 12 tiles' and '8x130x8, 17 tiles'
+  (tiled), so a tile loop with a fixed trip count (the 12 the text names, or
+  2 * TILE), or one that only works for a few tiles, fails ('8x130x8' holds
+  values of at most 16 in size, so that its sums of 130 products, below
+  2^16, stay exact in float32);
+- rows, columns and outputs past narrow counts: '257x3x257, past a 16-bit
+  index' (naive and tiled) has more than 256 rows and columns and 66049
+  outputs, so a row or column kept in 8 bits, or an element's place in
+  output kept in 16 bits, wraps around; part `shared` cannot outgrow its
+  one block (its manifest says so);
 - shared memory: the text has `shared` and `tiled` copy each element once
   per tile; a kernel that reads a and b from global memory in the product
   loop gets the right values, and breaks the parts' access budgets on the
@@ -43,6 +50,13 @@ Term by term, and the input that makes each one decide the answer:
   a race the simulator names;
 - a shape drawn from the seed among a few in every part ("random shape
   m x k x n").
+The special points (the manifest's [[parts.special]], found in a case's
+shape by `hits`) are those above: a dot and an outer product, ragged edges,
+more blocks than a block has threads and an index past 2^16 (naive); a full
+tile, k above and below n (shared); one tile, whole tiles only, ragged
+edges, k one past a tile and under one tile, more tiles than the text's 12,
+more blocks than a block has threads and an index past 2^16 (tiled); each
+has a case named for it.
 """
 
 import numpy as np
@@ -64,8 +78,7 @@ def _unrounded(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
     return values.reshape(rows, cols).astype(np.float32)
 
 
-# The seeded cases' shapes (m, k, n): a few per part, so that builds are reused. No k
-# beyond 90: the tiled part's budget counts the reads of 12 tiles at most.
+# The seeded cases' shapes (m, k, n): a few per part, so that builds are reused.
 SEEDED_SHAPES = {
     "naive": ((10, 30, 12), (33, 8, 17), (5, 50, 12), (24, 16, 9)),
     "shared": ((3, 5, 7), (8, 2, 6), (6, 7, 4), (1, 8, 8)),
@@ -73,12 +86,34 @@ SEEDED_SHAPES = {
 }
 
 
-def _case(name: str, ko: str, a: np.ndarray, b: np.ndarray, seeded: bool = False) -> dict:
+TILE = 8
+TEXT_TILES = 12  # the most tiles along k the text names ('k = 90 (12 tiles)')
+
+
+def _case(name: str, ko: str, a: np.ndarray, b: np.ndarray, seeded: bool = False, special: tuple = ()) -> dict:
     (m, k), (k2, n) = a.shape, b.shape
     assert k == k2
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"m": m, "k": k, "n": n},
             "inputs": {"a": np.ascontiguousarray(a, dtype=np.float32),
-                       "b": np.ascontiguousarray(b, dtype=np.float32)}, "seeded": seeded}
+                       "b": np.ascontiguousarray(b, dtype=np.float32)}, "seeded": seeded, "special": special}
+
+
+# For '8x130x8, 17 tiles': the multiples of 1/8 from 0.25 to 16, either sign (254 values).
+# Products are multiples of 1/64 of at most 256, and a sum of 130 of them stays below 2^16:
+# exact in float32 (22 bits), in any order.
+_SMALL = np.concatenate([np.arange(2, 129), -np.arange(2, 129)]) / 8.0
+
+
+def _wide(rng: np.random.Generator, rows: int, cols: int, values: np.ndarray = _SIGNED) -> np.ndarray:
+    """For matrices with more elements than `values` holds: values that differ along each row
+    (every row a fresh draw without repeats)."""
+    picks = [rng.choice(values, cols, replace=False) for _ in range(rows)]
+    return np.array(picks).reshape(rows, cols).astype(np.float32)
+
+
+def _many_tiles(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """8 x 130 times 130 x 8: 17 tiles along k, values of at most 16 in size."""
+    return _wide(rng, 8, 130, _SMALL), _wide(rng, 8, 130, _SMALL).T.copy()
 
 
 def _random(rng: np.random.Generator, part: str) -> dict:
@@ -91,35 +126,52 @@ def _pair(rng, m, k, n, values=_distinct):
     return values(rng, m, k), values(rng, k, n)
 
 
+def _past_16_bits(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """257 x 3 times 3 x 257: 66049 outputs, more rows and columns than 8 bits count. a's
+    rows and b's columns differ from each other: every value of the 1/8 grid at most once."""
+    return _wide(rng, 3, 257).T.copy(), _wide(rng, 3, 257)
+
+
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     if part == "naive":
         return [
             _case("small, 2x3 times 3x4", "작은 행렬, 2x3 곱하기 3x4", *_pair(rng, 2, 3, 4)),
-            _case("ragged edges, 19x22x13", "타일에 안 맞는 가장자리, 19x22x13", *_pair(rng, 19, 22, 13)),
-            _case("dot product, 1x20x1", "내적, 1x20x1", *_pair(rng, 1, 20, 1)),
-            _case("outer product, 9x1x7", "외적, 9x1x7", *_pair(rng, 9, 1, 7)),
+            _case("ragged edges, 19x22x13", "타일에 안 맞는 가장자리, 19x22x13", *_pair(rng, 19, 22, 13),
+                  special=("ragged_edges",)),
+            _case("dot product, 1x20x1", "내적, 1x20x1", *_pair(rng, 1, 20, 1), special=("dot_product",)),
+            _case("outer product, 9x1x7", "외적, 9x1x7", *_pair(rng, 9, 1, 7), special=("outer_product",)),
             _case("unrounded, 17x21x10", "반올림되는 값, 17x21x10", *_pair(rng, 17, 21, 10, _unrounded)),
-            _case("72x5x65, 81 blocks", "72x5x65, 블록 81개", *_pair(rng, 72, 5, 65)),
+            _case("72x5x65, 81 blocks", "72x5x65, 블록 81개", *_pair(rng, 72, 5, 65),
+                  special=("more_blocks_than_threads",)),
+            _case("257x3x257, past a 16-bit index", "257x3x257, 16비트 인덱스를 넘음", *_past_16_bits(rng),
+                  special=("index_past_16_bits",)),
             _random(rng, part),
         ]
     if part == "shared":
         return [
             _case("small, 2x3 times 3x4", "작은 행렬, 2x3 곱하기 3x4", *_pair(rng, 2, 3, 4)),
-            _case("one full tile, 8x8x8", "꽉 찬 타일 하나, 8x8x8", *_pair(rng, 8, 8, 8)),
-            _case("k > n, 5x7 times 7x3", "k > n, 5x7 곱하기 7x3", *_pair(rng, 5, 7, 3)),
-            _case("k < n, 7x3 times 3x6", "k < n, 7x3 곱하기 3x6", *_pair(rng, 7, 3, 6)),
+            _case("one full tile, 8x8x8", "꽉 찬 타일 하나, 8x8x8", *_pair(rng, 8, 8, 8), special=("full_tile",)),
+            _case("k > n, 5x7 times 7x3", "k > n, 5x7 곱하기 7x3", *_pair(rng, 5, 7, 3), special=("k_above_n",)),
+            _case("k < n, 7x3 times 3x6", "k < n, 7x3 곱하기 3x6", *_pair(rng, 7, 3, 6), special=("k_below_n",)),
             _case("unrounded, 6x8x5", "반올림되는 값, 6x8x5", *_pair(rng, 6, 8, 5, _unrounded)),
             _random(rng, part),
         ]
     return [
-        _case("one tile, 8x8x8", "타일 하나, 8x8x8", *_pair(rng, 8, 8, 8)),
-        _case("whole tiles, 16x24x16", "딱 맞는 타일, 16x24x16", *_pair(rng, 16, 24, 16)),
-        _case("ragged edges, 19x22x13", "타일에 안 맞는 가장자리, 19x22x13", *_pair(rng, 19, 22, 13)),
-        _case("k = 9, one past a tile", "k = 9, 타일보다 하나 많음", *_pair(rng, 17, 9, 10)),
-        _case("k = 5, under one tile", "k = 5, 타일 하나보다 작음", *_pair(rng, 20, 5, 12)),
+        _case("one tile, 8x8x8", "타일 하나, 8x8x8", *_pair(rng, 8, 8, 8), special=("one_tile",)),
+        _case("whole tiles, 16x24x16", "딱 맞는 타일, 16x24x16", *_pair(rng, 16, 24, 16), special=("whole_tiles",)),
+        _case("ragged edges, 19x22x13", "타일에 안 맞는 가장자리, 19x22x13", *_pair(rng, 19, 22, 13),
+              special=("ragged_edges",)),
+        _case("k = 9, one past a tile", "k = 9, 타일보다 하나 많음", *_pair(rng, 17, 9, 10),
+              special=("one_past_a_tile",)),
+        _case("k = 5, under one tile", "k = 5, 타일 하나보다 작음", *_pair(rng, 20, 5, 12),
+              special=("under_one_tile",)),
         _case("unrounded, 23x21x18", "반올림되는 값, 23x21x18", *_pair(rng, 23, 21, 18, _unrounded)),
-        _case("72x5x65, 81 blocks", "72x5x65, 블록 81개", *_pair(rng, 72, 5, 65)),
+        _case("72x5x65, 81 blocks", "72x5x65, 블록 81개", *_pair(rng, 72, 5, 65),
+              special=("more_blocks_than_threads",)),
         _case("8x90x8, 12 tiles", "8x90x8, 타일 12개", *_pair(rng, 8, 90, 8)),
+        _case("8x130x8, 17 tiles", "8x130x8, 타일 17개", *_many_tiles(rng), special=("more_tiles_than_the_text",)),
+        _case("257x3x257, past a 16-bit index", "257x3x257, 16비트 인덱스를 넘음", *_past_16_bits(rng),
+              special=("index_past_16_bits",)),
         _random(rng, part),
     ]
 
@@ -128,6 +180,45 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     a = case["inputs"]["a"].astype(np.float64)
     b = case["inputs"]["b"].astype(np.float64)
     return {"output": a @ b}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's shape reaches."""
+    m, k, n = (case["params"][d] for d in "mkn")
+    tiles = -(-k // TILE)
+    blocks = -(-m // TILE) * -(-n // TILE)
+    found = set()
+    if part == "shared":
+        if m == k == n == TILE:
+            found.add("full_tile")
+        if k > n:
+            found.add("k_above_n")
+        if k < n:
+            found.add("k_below_n")
+        return found
+    if m % TILE and n % TILE and k % TILE and blocks > 1:
+        found.add("ragged_edges")
+    if blocks > TILE * TILE:
+        found.add("more_blocks_than_threads")
+    if m * n > 2**16 and m > 256 and n > 256:
+        found.add("index_past_16_bits")
+    if part == "naive":
+        if m == n == 1 and k > 1:
+            found.add("dot_product")
+        if k == 1 and m > 1 and n > 1:
+            found.add("outer_product")
+        return found
+    if m == k == n == TILE:
+        found.add("one_tile")
+    if m % TILE == k % TILE == n % TILE == 0 and tiles > 1 and blocks > 1:
+        found.add("whole_tiles")
+    if k % TILE == 1 and tiles > 1:
+        found.add("one_past_a_tile")
+    if k < TILE:
+        found.add("under_one_tile")
+    if tiles > TEXT_TILES:
+        found.add("more_tiles_than_the_text")
+    return found
 
 
 def speed_case(rng: np.random.Generator, part: str) -> dict:

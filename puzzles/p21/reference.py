@@ -18,7 +18,15 @@ op/embedding.mojo). Which input makes each step of a kernel decide the answer:
   output or reads past the indices (the simulator stops there);
 - more blocks than a block has threads: '4 x 40 positions, dim 130' (20800
   values: 163 blocks of 128 in part coalesced, 10 x 17 in part 2d);
+- past a 16-bit index (part coalesced): '2 x 300 positions, dim 120' has
+  72000 values, so a thread number kept in 16 bits wraps around, and the
+  values past 65536 stay NaN (tests/wrong/p21/index_in_16_bits);
 - a size drawn from the seed among a few ("random seq n").
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`) are those above: row 0, the last row, a repeated token,
+batch, seq, vocab and dim all different, the partial blocks, exactly one
+block, more blocks than a block has threads and (part coalesced) more values
+than a 16-bit index counts; each has a case named for it.
 The parts' access budgets hold each thread to one value: one read of
 indices, one of weights, one write.
 
@@ -31,14 +39,20 @@ fails every case.
 import numpy as np
 
 SEEDED_SEQ = (12, 25, 47, 64)
+TPB = 128
+BLOCK_X, BLOCK_Y = 16, 8
+PAST_16_BITS = 2**16  # values: more than a 16-bit index counts
 
-# name, Korean, batch, seq, vocab, dim
+# name, Korean, batch, seq, vocab, dim, the special points it is there for (by part)
 _SHAPES = [
-    ("one position, the last row", "위치 1개, 마지막 행", 1, 1, 10, 7),
-    ("2 x 9 positions, 5 tokens, dim 33", "위치 2 x 9개, 토큰 5개, dim 33", 2, 9, 5, 33),
-    ("3 x 5 positions, every token different", "위치 3 x 5개, 모두 다른 토큰", 3, 5, 40, 16),
-    ("one block, 2 x 4 x 16", "블록 하나, 2 x 4 x 16", 2, 4, 20, 16),
-    ("4 x 40 positions, dim 130", "위치 4 x 40개, dim 130", 4, 40, 1000, 130),
+    ("one position, the last row", "위치 1개, 마지막 행", 1, 1, 10, 7, {"*": ("last_row",)}),
+    ("2 x 9 positions, 5 tokens, dim 33", "위치 2 x 9개, 토큰 5개, dim 33", 2, 9, 5, 33,
+     {"*": ("first_row", "repeated_tokens"), "coalesced": ("partial_block",),
+      "2d": ("partial_block_of_positions", "partial_block_of_values")}),
+    ("3 x 5 positions, every token different", "위치 3 x 5개, 모두 다른 토큰", 3, 5, 40, 16,
+     {"*": ("sizes_all_differ",)}),
+    ("one block, 2 x 4 x 16", "블록 하나, 2 x 4 x 16", 2, 4, 20, 16, {"coalesced": ("exactly_one_block",)}),
+    ("4 x 40 positions, dim 130", "위치 4 x 40개, dim 130", 4, 40, 1000, 130, {"*": ("more_blocks_than_threads",)}),
 ]
 
 
@@ -62,8 +76,47 @@ def _case(name: str, korean: str, rng: np.random.Generator, batch: int, seq: int
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     n = int(rng.choice(SEEDED_SEQ))
-    found = [_case(name, ko, rng, *shape) for name, ko, *shape in _SHAPES]
+    found = [_case(name, ko, rng, *shape, special=points.get("*", ()) + points.get(part, ()))
+             for name, ko, *shape, points in _SHAPES]
+    if part == "coalesced":
+        # 72000 values (the graph does not run it: graph_cases in the manifest)
+        found.append(_case("2 x 300 positions, dim 120, past a 16-bit index", "위치 2 x 300개, dim 120, 16비트 인덱스를 넘음",
+                           rng, 2, 300, 1000, 120, special=("past_16_bits",)))
     found.append(_case(f"random seq {n}", f"무작위 seq {n}", rng, 3, n, 300, 50, seeded=True))
+    return found
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    batch, seq, vocab, dim = (case["params"][k] for k in ("batch", "seq", "vocab", "dim"))
+    tokens = np.asarray(case["inputs"]["indices"]).reshape(-1)
+    values = batch * seq * dim
+    found = set()
+    if np.any(tokens == 0):
+        found.add("first_row")
+    if np.any(tokens == vocab - 1):
+        found.add("last_row")
+    if np.unique(tokens).size < tokens.size:
+        found.add("repeated_tokens")
+    if batch > 1 and len({batch, seq, vocab, dim}) == 4:
+        found.add("sizes_all_differ")
+    if part == "coalesced":
+        if values > TPB and values % TPB:
+            found.add("partial_block")
+        if values == TPB:
+            found.add("exactly_one_block")
+        if -(-values // TPB) > TPB:
+            found.add("more_blocks_than_threads")
+        if values > PAST_16_BITS:
+            found.add("past_16_bits")
+    else:
+        blocks = (-(-(batch * seq) // BLOCK_X), -(-dim // BLOCK_Y))
+        if blocks[0] > 1 and batch * seq % BLOCK_X:
+            found.add("partial_block_of_positions")
+        if blocks[1] > 1 and dim % BLOCK_Y:
+            found.add("partial_block_of_values")
+        if blocks[0] * blocks[1] > TPB:
+            found.add("more_blocks_than_threads")
     return found
 
 

@@ -25,6 +25,28 @@ Which input makes each term decide the answer:
 - float32, not 16 bits: every case holds random float32 values, off the
   float16 and bfloat16 grids ("random" is the one the tolerance note names).
 
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`), each with a case there for it:
+- a constant row ("constant rows": every row one multiple of 1/4, so the
+  mean is exact and var = 0): EPS alone decides inv_std = 1/sqrt(EPS), about
+  316, and every xhat is exactly 0; a kernel that skips a position's
+  LayerNorm gradients where xhat is 0 (dln * xhat adds nothing) loses its
+  share of grad_ln_bias there (tests/wrong/p22/skips_zero_xhat);
+- a zero gradient row ("zero gradient rows": four positions whose
+  grad_output is 0): grad_input is exactly 0 there, and a kernel that skips
+  the output features whose gradient is 0 never writes y for them
+  (skips_zero_gradient);
+- a zero weight column ("a zero weight column": W[:, 2] = W[:, 7] = 0):
+  dln and dxhat are exactly 0 there, and a kernel that skips an h whose dln
+  is 0 leaves dxhat[h] unwritten in shared memory (skips_zero_dln);
+- means far from 0, above and below ("shifted x", "shifted below zero"),
+  the variance far below EPS ("almost-zero rows"), a large scale ("large x");
+- the sizes: hidden below the block (8), three strides of the block over the
+  row (130) and over the output features ("2x1x20 -> 140": a loop that
+  takes at most two strides of out_dim leaves y's last 12 NaN,
+  tests/wrong/p22/two_output_strides), and more blocks than a block has
+  threads (65 positions).
+
 The invariants, and how far a correct float32 kernel may miss them
 -------------------------------------------------------------------
 Per position, with exact (float64) mean, var, s = 1/sqrt(var + EPS),
@@ -98,6 +120,11 @@ SHAPES = (
     # (a small out_dim keeps the simulator's run short; every shape costs the graph a build)
     {"batch": 5, "seq": 13, "hidden": 130, "out_dim": 2},
 )
+# Three strides of the block over the output features (140 > 2 * 64): run through the
+# kernels directly, not through the graph (graph_cases in the manifest), so it costs no
+# graph build.
+OUT_STRIDES = {"batch": 2, "seq": 1, "hidden": 20, "out_dim": 140}
+TPB = 64
 # The seeded case's shapes: a few, so that a run of another seed reuses a build.
 SEEDED_SHAPES = (
     {"batch": 3, "seq": 5, "hidden": 24, "out_dim": 10},
@@ -125,37 +152,106 @@ def _inputs(rng: np.random.Generator, params: dict, x_scale: float, x_shift: flo
     }
 
 
+def _constant_rows(rng: np.random.Generator, params: dict) -> dict:
+    """Every row of x one nonzero multiple of 1/4 between -4 and 4: its float32 sum and mean
+    are exact in any order, so x - mean is exactly 0, var = 0 and every xhat is 0."""
+    inputs = _inputs(rng, params, 1.0, 0.0)
+    values = rng.choice(np.concatenate([np.arange(-16, 0), np.arange(1, 17)]), (params["batch"], params["seq"], 1))
+    inputs["x"] = np.ascontiguousarray(np.broadcast_to(values / 4, inputs["x"].shape), dtype=np.float32)
+    return inputs
+
+
+def _zero_gradient_rows(rng: np.random.Generator, params: dict) -> dict:
+    """grad_output is 0 at four positions, the first and the last among them."""
+    inputs = _inputs(rng, params, 1.0, 0.0)
+    rows = inputs["grad_output"].reshape(-1, params["out_dim"])
+    picked = rng.choice(np.arange(1, rows.shape[0] - 1), 2, replace=False)
+    rows[[0, rows.shape[0] - 1, *picked]] = 0
+    return inputs
+
+
+def _zero_weight_columns(rng: np.random.Generator, params: dict) -> dict:
+    """Columns 2 and hidden - 1 of W are 0: dln, dxhat and grad_input's direct term vanish there."""
+    inputs = _inputs(rng, params, 1.0, 0.0)
+    inputs["weight"][:, [2, params["hidden"] - 1]] = 0
+    return inputs
+
+
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
-    def case(name: str, korean: str, params: dict, inputs: dict) -> dict:
+    def case(name: str, korean: str, params: dict, inputs: dict, *special: str) -> dict:
         return {"name": name, "label": {"en": name, "ko": korean}, "params": dict(params),
-                "inputs": inputs}
+                "inputs": inputs, "special": special}
 
     first, *others = SHAPES
     result = [
-        case("random", "무작위", first, _inputs(rng, first, 1.0, 0.0)),
+        case("random", "무작위", first, _inputs(rng, first, 1.0, 0.0), "hidden_below_block"),
         # LayerNorm's output ignores the scale of x, but grad_input shrinks
         # with it (here to about 4e-3): a missing factor of inv_std shows.
-        case("large x", "큰 x", first, _inputs(rng, first, 1000.0, 0.0)),
+        case("large x", "큰 x", first, _inputs(rng, first, 1000.0, 0.0), "large_scale"),
         # Rows whose mean (50) is far larger than their spread (1): in
         # float32, E[x^2] - mean^2 subtracts two numbers near 2500 and keeps
         # only a few digits of the variance; the mean of (x - mean)^2 keeps
         # them all. (Measured with the CPU op: the shortcut misses by up to
         # 5e-3, the two passes by 3.5e-5.)
-        case("shifted x", "평균이 먼 x", first, _inputs(rng, first, 1.0, 50.0)),
+        case("shifted x", "평균이 먼 x", first, _inputs(rng, first, 1.0, 50.0), "mean_far_from_zero"),
         # Variance about 1e-8, a thousand times below EPS: EPS decides inv_std.
         # (Around 0, not around a constant: float32 keeps every digit of values that small.)
-        case("almost-zero rows", "거의 0인 행", first, _inputs(rng, first, 1e-4, 0.0)),
+        case("almost-zero rows", "거의 0인 행", first, _inputs(rng, first, 1e-4, 0.0), "variance_far_below_eps"),
         # The same at scale 1e-3 (variance 1e-6): EPS still counts for a tenth.
         case("tiny x", "아주 작은 x", first, _inputs(rng, first, 1e-3, 0.0)),
+        # The special points where a term vanishes: run through the kernels directly (not
+        # through the graph, graph_cases), in the puzzle's own shape.
+        case("constant rows", "상수인 행", first, _constant_rows(rng, first), "constant_row"),
+        case("zero gradient rows", "기울기가 0인 행", first, _zero_gradient_rows(rng, first), "zero_gradient_row"),
+        case("a zero weight column", "0인 가중치 열", first, _zero_weight_columns(rng, first), "zero_weight_column"),
+        # The mirror of "shifted x": every mean near -50.
+        case("shifted below zero", "평균이 0보다 한참 아래인 x", first, _inputs(rng, first, 1.0, -50.0),
+             "mean_far_from_zero", "mean_below_zero"),
     ]
+    points = {130: ("hidden_three_strides", "more_blocks_than_threads")}
     for params in others:
         name = "{batch}x{seq}x{hidden} -> {out_dim}".format(**params)
-        result.append(case(name, name, params, _inputs(rng, params, 1.0, 0.0)))
+        result.append(case(name, name, params, _inputs(rng, params, 1.0, 0.0), *points.get(params["hidden"], ())))
+    name = "{batch}x{seq}x{hidden} -> {out_dim}".format(**OUT_STRIDES)
+    result.append(case(name, name, OUT_STRIDES, _inputs(rng, OUT_STRIDES, 1.0, 0.0), "out_three_strides"))
     params = SEEDED_SHAPES[rng.integers(len(SEEDED_SHAPES))]
     shape = "{batch}x{seq}x{hidden} -> {out_dim}".format(**params)
     result.append({**case(f"random shape {shape}", f"무작위 모양 {shape}", params, _inputs(rng, params, 1.0, 0.0)),
                    "seeded": True})
     return result
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    params, inputs = case["params"], case["inputs"]
+    hidden, out_dim = params["hidden"], params["out_dim"]
+    rows = np.asarray(inputs["x"], dtype=np.float64).reshape(-1, hidden)
+    mean, spread = rows.mean(axis=1), rows.std(axis=1)
+    found = set()
+    if np.any(rows.max(axis=1) == rows.min(axis=1)):
+        found.add("constant_row")
+    if np.any(np.all(np.asarray(inputs["grad_output"]).reshape(-1, out_dim) == 0, axis=1)):
+        found.add("zero_gradient_row")
+    if np.any(np.all(np.asarray(inputs["weight"]) == 0, axis=0)):
+        found.add("zero_weight_column")
+    far = np.abs(mean) > 10 * spread
+    if np.any(far & (spread > 0)):
+        found.add("mean_far_from_zero")
+    if np.all(far & (mean < 0)):
+        found.add("mean_below_zero")
+    if np.any((spread > 0) & (spread**2 < EPS / 100)):
+        found.add("variance_far_below_eps")
+    if np.any(spread > 100):
+        found.add("large_scale")
+    if hidden < TPB:
+        found.add("hidden_below_block")
+    if hidden > 2 * TPB:
+        found.add("hidden_three_strides")
+    if out_dim > 2 * TPB:
+        found.add("out_three_strides")
+    if params["batch"] * params["seq"] > TPB:
+        found.add("more_blocks_than_threads")
+    return found
 
 
 def _as64(case: dict) -> dict[str, np.ndarray]:
@@ -281,7 +377,10 @@ def _within(got: np.ndarray, want: np.ndarray, bound: np.ndarray) -> tuple[bool,
     """Every row's sum within twice its bound (the second-order terms left out), and the
     worst row, as a detail in both languages."""
     off = np.abs(got - want)
-    ratio = np.where(np.isfinite(off), off / (2 * bound), np.inf)
+    # A row that is exactly right passes even where its bound is 0 (a zero gradient row:
+    # every term of its sum is exactly 0, and so is what rounding could add).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(off == 0, 0.0, np.where(np.isfinite(off), off / (2 * bound), np.inf))
     worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     ok = bool(np.all(ratio <= 1.0))
     en = f"off by {off[worst]:.1e}, float32 allows {2 * bound[worst]:.1e}"

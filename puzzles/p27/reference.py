@@ -17,6 +17,19 @@ checked). `count` is a float32 holding a whole number.
 The cases aim at the usual block-level bugs: a thread left out of the
 reduction (the last element carries the answer), values exactly on a bin
 edge, an empty bin and a full bin, and a mean that is not 1.
+
+The special points (the manifest's [[parts.special]], found in a case's
+inputs by `hits`), each with a case named for it: part sum, every product
+1, a sum below 0, every product 0 but the last thread's, products that
+cancel to exactly 0; part prefix_sum, values exactly on every bin edge and
+just below each (the floor's edges; 0 and the float32 below 1 are the ends
+of the clamp's range), an empty target bin (no thread's flag is 1), a bin
+that holds all 128 (every flag is 1, no tail of zeros), and a match in the
+last thread only; part broadcast, a mean far from the placeholder 1 that
+threads other than 0 hold before the broadcast, one value at the last
+thread that moves the mean, and values spread over three orders of
+magnitude. The flags of part prefix_sum are 0 or 1, so its prefixes are
+never below 0: there is no negative prefix to test.
 """
 
 import numpy as np
@@ -41,15 +54,16 @@ def _bins(x: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def _named(names: tuple[str, str]) -> dict:
-    """A case's name (English, used as its id) and its label in both languages."""
+def _named(names: tuple[str, str], *special: str) -> dict:
+    """A case's name (English, used as its id), its label in both languages, and the special
+    points it is there for."""
     en, ko = names
-    return {"name": en, "label": {"en": en, "ko": ko}}
+    return {"name": en, "label": {"en": en, "ko": ko}, "special": special}
 
 
 def _sum_cases(rng: np.random.Generator) -> list[dict]:
-    def case(names, a, b):
-        return {**_named(names), "params": PARAMS, "inputs": {"a": _f32(a), "b": _f32(b)}}
+    def case(names, a, b, *special):
+        return {**_named(names, *special), "params": PARAMS, "inputs": {"a": _f32(a), "b": _f32(b)}}
 
     idx = np.arange(SIZE)
     last_only = np.zeros(SIZE)
@@ -57,12 +71,15 @@ def _sum_cases(rng: np.random.Generator) -> list[dict]:
     halves = rng.uniform(-1.0, 1.0, size=SIZE // 2)
     return [
         case(("random normal", "정규분포 난수"), rng.normal(size=SIZE), rng.normal(size=SIZE)),
-        case(("ones (every thread counts)", "모두 1 (모든 스레드가 더해져야 함)"), np.ones(SIZE), np.ones(SIZE)),
-        case(("1..8 times alternating signs (exact: -64)", "1..8 곱하기 번갈아 바뀌는 부호 (정확히 -64)"), idx % 8 + 1, np.where(idx % 2 == 0, 1.0, -1.0)),
-        case(("only the last pair is nonzero", "마지막 쌍만 0이 아님"), rng.uniform(1.0, 2.0, size=SIZE), last_only),
+        case(("ones (every thread counts)", "모두 1 (모든 스레드가 더해져야 함)"), np.ones(SIZE), np.ones(SIZE),
+             "every_product_one"),
+        case(("1..8 times alternating signs (exact: -64)", "1..8 곱하기 번갈아 바뀌는 부호 (정확히 -64)"), idx % 8 + 1,
+             np.where(idx % 2 == 0, 1.0, -1.0), "sum_below_zero"),
+        case(("only the last pair is nonzero", "마지막 쌍만 0이 아님"), rng.uniform(1.0, 2.0, size=SIZE), last_only,
+             "only_last_product"),
         case(("large positive", "큰 양수"), rng.uniform(100.0, 1000.0, size=SIZE), rng.uniform(1.0, 10.0, size=SIZE)),
         case(("cancels to 0", "합이 0으로 상쇄됨"), np.concatenate([halves, halves]),
-             np.concatenate([np.ones(SIZE // 2), -np.ones(SIZE // 2)])),
+             np.concatenate([np.ones(SIZE // 2), -np.ones(SIZE // 2)]), "sum_cancels_to_zero"),
     ]
 
 
@@ -77,8 +94,8 @@ def _bin_edges(rng: np.random.Generator) -> np.ndarray:
 
 
 def _prefix_sum_cases(rng: np.random.Generator) -> list[dict]:
-    def case(names, x, target):
-        return {**_named(names), "params": PARAMS,
+    def case(names, x, target, *special):
+        return {**_named(names, *special), "params": PARAMS,
                 "inputs": {"x": _f32(x), "target_bin": np.array([target], dtype=np.int32)}}
 
     uniform = rng.uniform(0.0, 1.0, size=SIZE)
@@ -89,26 +106,27 @@ def _prefix_sum_cases(rng: np.random.Generator) -> list[dict]:
     last_only = rng.uniform(0.0, 1 / NUM_BINS, size=SIZE)
     last_only[-1] = 0.9
     cases = [case((f"uniform, bin {k}", f"균등분포, 구간 {k}"), uniform, k) for k in range(NUM_BINS)]
-    cases += [case((f"values on bin edges, bin {k}", f"구간 경계의 값, 구간 {k}"), edges, k) for k in range(NUM_BINS)]
+    cases += [case((f"values on bin edges, bin {k}", f"구간 경계의 값, 구간 {k}"), edges, k, "values_on_bin_edges")
+              for k in range(NUM_BINS)]
     cases += [
-        case(("every value in bin 3", "모든 값이 구간 3에"), full, 3),
-        case(("empty bin 5", "빈 구간 5"), no_five, 5),
-        case(("only the last value in bin 7", "마지막 값만 구간 7에"), last_only, 7),
+        case(("every value in bin 3", "모든 값이 구간 3에"), full, 3, "every_flag_one"),
+        case(("empty bin 5", "빈 구간 5"), no_five, 5, "no_flag_one"),
+        case(("only the last value in bin 7", "마지막 값만 구간 7에"), last_only, 7, "only_last_flag"),
     ]
     return cases
 
 
 def _broadcast_cases(rng: np.random.Generator) -> list[dict]:
-    def case(names, x):
-        return {**_named(names), "params": PARAMS, "inputs": {"x": _f32(x)}}
+    def case(names, x, *special):
+        return {**_named(names, *special), "params": PARAMS, "inputs": {"x": _f32(x)}}
 
     outlier = np.ones(SIZE)
     outlier[-1] = 1000.0
     return [
-        case(("1..8 repeating (mean 4.5)", "1..8 반복 (평균 4.5)"), np.arange(SIZE) % 8 + 1),
+        case(("1..8 repeating (mean 4.5)", "1..8 반복 (평균 4.5)"), np.arange(SIZE) % 8 + 1, "mean_far_from_one"),
         case(("random positive", "양수 난수"), rng.uniform(0.5, 2.0, size=SIZE)),
-        case(("wide range (log-normal)", "넓은 범위 (로그 정규분포)"), rng.lognormal(0.0, 2.0, size=SIZE)),
-        case(("one outlier at the end", "맨 끝에 이상값 하나"), outlier),
+        case(("wide range (log-normal)", "넓은 범위 (로그 정규분포)"), rng.lognormal(0.0, 2.0, size=SIZE), "wide_range"),
+        case(("one outlier at the end", "맨 끝에 이상값 하나"), outlier, "last_value_moves_mean"),
         case(("large values", "큰 값"), rng.uniform(1e4, 1e5, size=SIZE)),
     ]
 
@@ -148,6 +166,46 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
         x = inputs["x"].astype(np.float64)
         return {"normalized": x / x.mean()}
     raise ValueError(f"puzzle 27 has no part '{part}'")
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) this case's inputs reach."""
+    inputs = case["inputs"]
+    found = set()
+    if part == "sum":
+        products = inputs["a"].astype(np.float64) * inputs["b"].astype(np.float64)
+        if np.all(products == 1):
+            found.add("every_product_one")
+        if products.sum() < 0:
+            found.add("sum_below_zero")
+        if np.all(products[:-1] == 0) and products[-1] != 0:
+            found.add("only_last_product")
+        if products.sum() == 0 and np.any(products != 0):
+            found.add("sum_cancels_to_zero")
+        return found
+    if part == "prefix_sum":
+        x = inputs["x"]
+        flags = _bins(x) == int(inputs["target_bin"][0])
+        scaled = x.astype(np.float64) * NUM_BINS
+        edges = np.arange(NUM_BINS, dtype=np.float32) / NUM_BINS
+        below = np.nextafter(np.append(edges[1:], np.float32(1)), np.float32(0))
+        if np.all(np.isin(edges, x)) and np.all(np.isin(below, x)) and np.any(scaled == np.floor(scaled)):
+            found.add("values_on_bin_edges")
+        if flags.all():
+            found.add("every_flag_one")
+        if not flags.any():
+            found.add("no_flag_one")
+        if flags[-1] and not flags[:-1].any():
+            found.add("only_last_flag")
+        return found
+    x = inputs["x"].astype(np.float64)
+    if abs(x.mean() - 1) > 1:
+        found.add("mean_far_from_one")
+    if x[-1] - x[:-1].max() > x.mean():
+        found.add("last_value_moves_mean")
+    if x.max() > 1e3 * x.min():
+        found.add("wide_range")
+    return found
 
 
 # ---------------------------------------------------------------------------

@@ -24,10 +24,18 @@ the answer:
   barrier is a race; '16 blocks, 1000' and '66 blocks, 4200' have the most
   blocks and threads (two warps a block), where a GPU is likeliest to show it;
 - more blocks than a block has threads: '66 blocks, 4200';
+- an index past 16 bits: '70000, past a 16-bit index' has elements (and blocks'
+  first elements) that an index kept in 16 bits cannot count to: such a kernel
+  reads and writes the first elements again and leaves the last ones unwritten;
 - float32, not 16 bits: '66 blocks, 4200' holds a values that are odd
   multiples of 2^-12 between 1 and 2 in size (13 significant bits: float16
   keeps 11, bfloat16 8), with weights that are multiples of 1/2 up to 2;
 - a size drawn from the seed among a few ("random size n").
+
+The special points (the manifest's [[parts.special]], found in a case's params by
+`hits`): a halo that lies wholly in the next block, one cut by the end of a, one
+wholly past it, a block mostly past the end, more blocks than a block has
+threads, and an index past 2^16; each has a case named for it.
 
 Exact comparison: a holds multiples of 1/8 in [-16, 16], b multiples of 1/8
 in [-4, 4]: every product and every sum of up to 5 of them (below 320) is
@@ -39,6 +47,8 @@ multiple of 2^-13 below 4, and every sum of up to 5 (below 20) needs at most
 import numpy as np
 
 CONV = 5
+TPB = 64
+PAST_16_BITS = 70000  # elements: more than a 16-bit index counts (65536)
 
 
 def _a(rng: np.random.Generator, size: int) -> np.ndarray:
@@ -64,22 +74,29 @@ def _fine_b(rng: np.random.Generator) -> np.ndarray:
 # The seeded case's sizes: a few, so that a run of another seed reuses a build.
 SEEDED_SIZES = (100, 301, 999, 2500, 4001)
 
+# name, Korean name, size, the special points the size is there for
 _SIZES = [
-    ("2 elements", "원소 2개", 2),
-    ("one full block, 64", "꽉 찬 블록 하나, 64", 64),
-    ("one block and 1, 65", "블록 하나와 1개, 65", 65),
-    ("2 blocks and 3, 131", "블록 2개와 3개, 131", 131),
-    ("3 full blocks, 192", "꽉 찬 블록 3개, 192", 192),
-    ("16 blocks, 1000", "블록 16개, 1000", 1000),
+    ("2 elements", "원소 2개", 2, ("block_mostly_past_end",)),
+    ("one full block, 64", "꽉 찬 블록 하나, 64", 64, ("halo_past_end",)),
+    ("one block and 1, 65", "블록 하나와 1개, 65", 65, ("halo_cut_by_end",)),
+    ("2 blocks and 3, 131", "블록 2개와 3개, 131", 131, ("halo_cut_by_end",)),
+    ("3 full blocks, 192", "꽉 찬 블록 3개, 192", 192, ("halo_past_end", "halo_in_next_block")),
+    ("16 blocks, 1000", "블록 16개, 1000", 1000, ("halo_in_next_block",)),
 ]
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     n = int(rng.choice(SEEDED_SIZES))
     found = [{"name": name, "label": {"en": name, "ko": ko}, "params": {"size": size},
-              "inputs": {"a": _a(rng, size), "b": _b(rng)}} for name, ko, size in _SIZES]
+              "inputs": {"a": _a(rng, size), "b": _b(rng)}, "special": special} for name, ko, size, special in _SIZES]
     found.append({"name": "66 blocks, 4200", "label": {"en": "66 blocks, 4200", "ko": "블록 66개, 4200개"},
-                  "params": {"size": 4200}, "inputs": {"a": _fine_a(rng, 4200), "b": _fine_b(rng)}})
+                  "params": {"size": 4200}, "inputs": {"a": _fine_a(rng, 4200), "b": _fine_b(rng)},
+                  "special": ("more_blocks_than_threads",)})
+    n16 = PAST_16_BITS
+    found.append({"name": f"{n16}, past a 16-bit index", "label": {"en": f"{n16}, past a 16-bit index",
+                                                                  "ko": f"{n16}, 16비트 인덱스를 넘음"},
+                  "params": {"size": n16}, "inputs": {"a": _a(rng, n16), "b": _b(rng)},
+                  "special": ("index_past_16_bits",)})
     found.append({"name": f"random size {n}", "label": {"en": f"random size {n}", "ko": f"무작위 크기 {n}"},
                   "params": {"size": n}, "inputs": {"a": _a(rng, n), "b": _b(rng)}, "seeded": True})
     return found
@@ -93,6 +110,30 @@ def expected(case: dict, part: str) -> dict[str, np.ndarray]:
     for j in range(CONV):
         out[: max(size - j, 0)] += a[j:] * b[j]
     return {"output": out}
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) a case's size reaches."""
+    size = case["params"]["size"]
+    blocks = -(-size // TPB)
+    last = size - (blocks - 1) * TPB  # elements of the last block
+    found = set()
+    # Block b's halo is a[(b + 1) * TPB .. (b + 1) * TPB + CONV - 2]: wholly inside a for
+    # every block but the last two, and for the one before the last when the last holds
+    # CONV - 1 elements or more.
+    if blocks > 2 or (blocks == 2 and last >= CONV - 1):
+        found.add("halo_in_next_block")
+    if blocks > 1 and last < CONV - 1:
+        found.add("halo_cut_by_end")
+    if last == TPB:
+        found.add("halo_past_end")
+    if last < CONV:
+        found.add("block_mostly_past_end")
+    if blocks > TPB:
+        found.add("more_blocks_than_threads")
+    if size > 2**16:
+        found.add("index_past_16_bits")
+    return found
 
 
 def speed_case(rng: np.random.Generator, part: str) -> dict:

@@ -20,12 +20,19 @@ the answer:
   with 32 rows or more ('70 x 300');
 - more blocks than a block has threads: '70 x 300' (3 x 70 = 210 blocks in
   parts a, c and fast; 300 in part b), beyond TPB and RADIUS;
+- part fast only: '1 x 66000, columns past 16 bits', a row whose columns go past
+  what 16 bits count: a column kept in 16 bits writes the row's first outputs
+  again and leaves the last ones unwritten (the given kernels are not the
+  learner's, and the case would cost them seconds each);
 - values: odd multiples of 2^-12 between 1 and 2, times a nonzero multiple of
   1/2 up to 2 in size, with a random sign (13 significant bits: off the
   float16 and bfloat16 grids, so a tile kept in 16 bits fails). A window sum
   of at most 9 of them, and part c's running sum plus or minus one more, is a
   multiple of 2^-13 below 2^6: exact in float32 in any order.
 One row count and column count are drawn from the seed ("random r x c").
+The special points of part fast (the manifest's [[parts.special]], found in a
+case's shape by `hits`) are the row's ends, the block's ends and the counts above;
+each has a case named for it.
 Part explain has one case: 12 keys drawn from the seed, 4 per question; the
 given kernel copies the key the learner's answer picks, so a wrong answer
 shows as a wrong number, not as the right answer.
@@ -34,6 +41,8 @@ shows as a wrong number, not as the right answer.
 import numpy as np
 
 RADIUS = 4
+TPB = 128
+PAST_16_BITS = 66000  # columns: more than 16 bits count (65536)
 # The seeded case's shapes: a few, so that a run of another seed reuses a build.
 SEEDED_SHAPES = ((3, 130), (5, 257), (2, 389), (4, 511))
 # Part explain: the right answer to each question (1: part a, 2: b, 3: c).
@@ -47,9 +56,13 @@ def _values(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
     return (odd / 4096.0 * scale).reshape(rows, cols).astype(np.float32)
 
 
-def _case(rng: np.random.Generator, name: str, ko: str, rows: int, cols: int, seeded: bool = False) -> dict:
-    return {"name": name, "label": {"en": name, "ko": ko}, "params": {"rows": rows, "cols": cols},
+def _case(rng: np.random.Generator, name: str, ko: str, rows: int, cols: int, seeded: bool = False,
+          special: tuple = ()) -> dict:
+    case = {"name": name, "label": {"en": name, "ko": ko}, "params": {"rows": rows, "cols": cols},
             "inputs": {"m": _values(rng, rows, cols)}, "seeded": seeded}
+    if special:
+        case["special"] = special
+    return case
 
 
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
@@ -58,14 +71,47 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         return [{"name": "your answers", "label": {"en": "your answers", "ko": "여러분의 답"},
                  "params": {}, "inputs": {"keys": keys}}]
     rows, cols = SEEDED_SHAPES[int(rng.integers(len(SEEDED_SHAPES)))]
-    return [
-        _case(rng, "1 x 7, narrower than the window", "1 x 7, 창보다 좁음", 1, 7),
-        _case(rng, "5 x 200, a partial second block", "5 x 200, 덜 찬 두 번째 블록", 5, 200),
-        _case(rng, "40 x 128, one whole block a row", "40 x 128, 행마다 온전한 블록 하나", 40, 128),
-        _case(rng, "70 x 300, beyond 128 blocks", "70 x 300, 블록 128개를 넘음", 70, 300),
+    # The special points each case is there for: part fast's, the learner's kernel.
+    def points(*names: str) -> tuple:
+        return names if part == "fast" else ()
+    found = [
+        _case(rng, "1 x 7, narrower than the window", "1 x 7, 창보다 좁음", 1, 7,
+              special=points("row_narrower_than_window")),
+        _case(rng, "5 x 200, a partial second block", "5 x 200, 덜 찬 두 번째 블록", 5, 200,
+              special=points("halo_in_next_block", "partial_last_block")),
+        _case(rng, "40 x 128, one whole block a row", "40 x 128, 행마다 온전한 블록 하나", 40, 128,
+              special=points("row_ends_at_block_edge")),
+        _case(rng, "70 x 300, beyond 128 blocks", "70 x 300, 블록 128개를 넘음", 70, 300,
+              special=points("more_blocks_than_threads")),
         _case(rng, "33 x 181, non-square", "33 x 181, 정사각형이 아님", 33, 181),
         _case(rng, f"random {rows} x {cols}", f"무작위 {rows} x {cols}", rows, cols, seeded=True),
     ]
+    if part == "fast":
+        found.append(_case(rng, f"1 x {PAST_16_BITS}, columns past 16 bits", f"1 x {PAST_16_BITS}, 16비트를 넘는 열",
+                           1, PAST_16_BITS, special=("index_past_16_bits",)))
+    return found
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]], part fast's) a case's shape reaches."""
+    if part != "fast":
+        return set()
+    rows, cols = case["params"]["rows"], case["params"]["cols"]
+    blocks = -(-cols // TPB)  # a row's blocks
+    found = set()
+    if cols < 2 * RADIUS + 1:
+        found.add("row_narrower_than_window")
+    if blocks > 1:
+        found.add("halo_in_next_block")
+    if cols % TPB:
+        found.add("partial_last_block")
+    else:
+        found.add("row_ends_at_block_edge")
+    if blocks * rows > TPB:
+        found.add("more_blocks_than_threads")
+    if cols > 2**16:
+        found.add("index_past_16_bits")
+    return found
 
 
 def expected(case: dict, part: str) -> dict[str, np.ndarray]:

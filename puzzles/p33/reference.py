@@ -30,8 +30,21 @@ Which input makes each term decide the answer:
   bfloat16 8, tf32 11), and sums near 2^24: a kernel that keeps a, b or the
   sums in 16 bits fails there;
 - what tf32 drops: 'unrounded float32' holds values with all 24 bits, which
-  the tensor core reads with 11 (see the tolerance);
+  the tensor core reads with 11 (see the tolerance); 'tf32 drops the most'
+  holds positive values between 7/8 and 1 whose 13 low bits are all set, so
+  every operand loses almost 2^-11 and every product loses in the same
+  direction: each element comes out about 0.022 below the exact answer on a
+  tensor core that truncates (half that where it rounds), on every seed. It
+  shows the tolerance holds where the rounding shows most; a kernel that keeps
+  fewer bits than tf32 (16-bit operands) is far outside it there, without the
+  large magnitudes of 'float32 range';
+- past 16 bits: part `fragments`' '264 x 8 x 264, past 16 bits' (and part
+  `tensor_core`'s '144 blocks') have more output elements than a 16-bit index
+  counts: a flat index kept in 16 bits writes over the first elements;
 - a size drawn from the seed among a few ("random m x k x n").
+
+The special points (the manifest's [[parts.special]], found in a case's shape and
+values by `hits`) are those above; each has a case named for it.
 
 Exact comparison where the values allow it: a holds odd multiples of 2^-10
 between 1 and 2 in size (11 significant bits: exact in tf32), b multiples of
@@ -43,6 +56,9 @@ float32 in any order and with any alignment of the adder's terms. In
 """
 
 import numpy as np
+
+MMA_M, MMA_N, MMA_K, BM, BN, BK = 16, 8, 8, 32, 32, 16
+TF32_SHOWS = 0.02  # the least error truncation to tf32 leaves in 'tf32 drops the most'
 
 # The seeded case's sizes (m, k, n): a few, so that a run of another seed reuses a build.
 SEEDED_SIZES = ((40, 24, 24), (33, 17, 40), (64, 48, 16), (25, 72, 9), (48, 8, 56))
@@ -65,6 +81,18 @@ def _unrounded(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     return (rng.uniform(0.5, 1.0, size=shape) * rng.choice([-1, 1], size=shape)).astype(np.float32)
 
 
+def _tf32_worst(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """Positive float32 values in [7/8, 1) whose 13 low bits are all set: truncated to tf32,
+    each loses (2^13 - 1) * 2^-24, almost 2^-11."""
+    top = rng.integers(768, 1024, size=shape)  # the 10 fraction bits tf32 keeps
+    return (((1 << 23) + (top << 13) + (1 << 13) - 1) * 2.0 ** -24).astype(np.float32)
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """What a tensor core that truncates reads of float32 values: their top 19 bits."""
+    return (x.astype(np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+
+
 def _case(name: str, ko: str, m: int, k: int, n: int, a: np.ndarray, b: np.ndarray, **extra) -> dict:
     return {"name": name, "label": {"en": name, "ko": ko}, "params": {"m": m, "k": k, "n": n},
             "inputs": {"a": a, "b": b}, **extra}
@@ -74,24 +102,67 @@ def _plain(rng: np.random.Generator, name: str, ko: str, m: int, k: int, n: int,
     return _case(name, ko, m, k, n, _a(rng, (m, k)), _b(rng, (k, n)), **extra)
 
 
+# name, Korean name, m, k, n, the special points it is there for, by part
+_PLAIN = [
+    ("one MMA tile, 16 x 8 x 8", "MMA 타일 하나, 16 x 8 x 8", 16, 8, 8,
+     {"fragments": ("one_tile",), "tensor_core": ("one_tile",)}),
+    ("along k, 16 x 40 x 8", "k를 따라, 16 x 40 x 8", 16, 40, 8,
+     {"fragments": ("c_carried",), "tensor_core": ("c_carried", "partial_k_step")}),
+    ("ragged 19 x 13 x 11", "들쭉날쭉 19 x 13 x 11", 19, 13, 11,
+     {"fragments": ("partial_k_step", "partial_tiles"), "tensor_core": ("partial_k_step", "partial_tiles")}),
+    ("one row, 1 x 9 x 30", "행 하나, 1 x 9 x 30", 1, 9, 30, {"fragments": ("one_row",), "tensor_core": ("one_row",)}),
+    ("33 x 90 x 17", "33 x 90 x 17", 33, 90, 17,
+     {"fragments": ("partial_k_step",), "tensor_core": ("partial_k_step",)}),
+]
+
+
 def cases(rng: np.random.Generator, part: str) -> list[dict]:
     m, k, n = SEEDED_SIZES[int(rng.integers(len(SEEDED_SIZES)))]
-    found = [
-        _plain(rng, "one MMA tile, 16 x 8 x 8", "MMA 타일 하나, 16 x 8 x 8", 16, 8, 8),
-        _plain(rng, "along k, 16 x 40 x 8", "k를 따라, 16 x 40 x 8", 16, 40, 8),
-        _plain(rng, "ragged 19 x 13 x 11", "들쭉날쭉 19 x 13 x 11", 19, 13, 11),
-        _plain(rng, "one row, 1 x 9 x 30", "행 하나, 1 x 9 x 30", 1, 9, 30),
-        _plain(rng, "33 x 90 x 17", "33 x 90 x 17", 33, 90, 17),
-    ]
+    found = [_plain(rng, name, ko, m_, k_, n_, special=special[part]) for name, ko, m_, k_, n_, special in _PLAIN]
     if part == "fragments":
-        found.append(_plain(rng, "40 tiles, 80 x 12 x 64", "타일 40개, 80 x 12 x 64", 80, 12, 64))
+        found.append(_plain(rng, "40 tiles, 80 x 12 x 64", "타일 40개, 80 x 12 x 64", 80, 12, 64,
+                            special=("more_blocks_than_threads",)))
+        found.append(_plain(rng, "264 x 8 x 264, past 16 bits", "264 x 8 x 264, 16비트를 넘음", 264, 8, 264,
+                            special=("index_past_16_bits",)))
     else:
-        found.append(_plain(rng, "144 blocks, 384 x 8 x 384", "블록 144개, 384 x 8 x 384", 384, 8, 384))
+        found.append(_plain(rng, "144 blocks, 384 x 8 x 384", "블록 144개, 384 x 8 x 384", 384, 8, 384,
+                            special=("more_blocks_than_threads", "index_past_16_bits")))
     found.append(_case("float32 range, 24 x 24 x 16", "float32 범위, 24 x 24 x 16", 24, 24, 16,
-                       _a(rng, (24, 24), 2.0 ** 17), _b(rng, (24, 16))))
+                       _a(rng, (24, 24), 2.0 ** 17), _b(rng, (24, 16)), special=("beyond_float16",)))
     found.append(_case("unrounded float32, 20 x 24 x 12", "반올림 안 된 float32, 20 x 24 x 12", 20, 24, 12,
                        _unrounded(rng, (20, 24)), _unrounded(rng, (24, 12))))
+    found.append(_case("tf32 drops the most, 16 x 24 x 8", "tf32가 가장 많이 버림, 16 x 24 x 8", 16, 24, 8,
+                       _tf32_worst(rng, (16, 24)), _tf32_worst(rng, (24, 8)), special=("tf32_rounding_shows",)))
     found.append(_plain(rng, f"random {m} x {k} x {n}", f"무작위 {m} x {k} x {n}", m, k, n, seeded=True))
+    return found
+
+
+def hits(case: dict, part: str) -> set[str]:
+    """The special points (the manifest's [[parts.special]]) a case's shape and values reach."""
+    m, k, n = (case["params"][key] for key in ("m", "k", "n"))
+    a, b = case["inputs"]["a"], case["inputs"]["b"]
+    tile_m, tile_n, step = (MMA_M, MMA_N, MMA_K) if part == "fragments" else (BM, BN, BK)
+    found = set()
+    if m == MMA_M and n == MMA_N and k == MMA_K:
+        found.add("one_tile")
+    if k > step:
+        found.add("c_carried")
+    if k % step:
+        found.add("partial_k_step")
+    if m % tile_m and n % tile_n:
+        found.add("partial_tiles")
+    if m == 1:
+        found.add("one_row")
+    threads = 32 if part == "fragments" else 128
+    if -(-m // tile_m) * -(-n // tile_n) > threads:
+        found.add("more_blocks_than_threads")
+    if m * n > 2**16:
+        found.add("index_past_16_bits")
+    if np.abs(a).max() > 65504:
+        found.add("beyond_float16")
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    if np.abs(exact - _tf32(a) @ _tf32(b)).min() > TF32_SHOWS:
+        found.add("tf32_rounding_shows")
     return found
 
 

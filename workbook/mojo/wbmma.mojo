@@ -45,7 +45,7 @@ from layout import Layout, LayoutTensor
 from max.gpu.memory import AddressSpace as _Space
 from wbwarp import _arrive, _fetch, lane_id, WARP_SIZE
 
-comptime _MMA = 6  # wbwarp's operation ids go up to 5
+comptime _MMA = 7  # after wbwarp's operation ids (1 to 6); wbsim.c counts each kind apart
 comptime _SLOT_FLOATS = 16  # a lane brings at most 16 float32 values (64 bytes)
 
 

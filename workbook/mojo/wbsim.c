@@ -36,6 +36,21 @@
  * float), so a kernel that reads past an end goes on, and every thread that
  * does the same is counted, not only the first.
  *
+ * The learner's code runs in this process, beside the records the verdict is
+ * judged from, so they are kept where it cannot reach them unseen:
+ * - every byte the simulator writes for itself (S, T, sites, findings,
+ *   shadows, counters, threads and their stacks, the result's buffer) lives
+ *   in the vault, one private mapping of known bounds (see "The vault"); S
+ *   and T are reached through a page of roots that is read-only once set;
+ * - the store guard sees each store of the learner's code before it lands
+ *   (see "The store guard"): a simulated GPU thread may write only what it
+ *   was handed (the case's buffers, its block's shared memory, its own stack,
+ *   its own exchange slots, what it allocated: "The device heap"); host code
+ *   of the learner's (an op's CPU kernel, a host function) may use the
+ *   process's heap but never the vault nor a program's writable data. A
+ *   refused store is a finding (wild_write, harness_write) and the case stops
+ *   before it lands, as at a fault.
+ *
  * The harness side reads the cases' inputs (inputs.bin), hands out buffers,
  * and writes outputs.bin, writers.bin, counters.bin and result.json for the
  * workbook (workbook/kernelrun.py reads them), through the descriptors the
@@ -67,6 +82,8 @@
 #include <unistd.h>
 #include <dlfcn.h>
 #include <stddef.h>
+#include <link.h>
+#include <sys/syscall.h>
 
 typedef int64_t i64;
 typedef uint64_t u64;
@@ -98,7 +115,22 @@ enum { ST_RUNNING, ST_AT_BARRIER, ST_FINISHED, ST_AT_WARP, ST_AT_CLUSTER, ST_AT_
 
 #define WARP 32                 /* lanes of a warp, as on NVIDIA GPUs */
 #define WARP_SLOT 64            /* bytes each lane may put into a warp operation */
+#define BLOCK_SLOT 64           /* bytes each thread may put into a block.* exchange (wbsim.mojo's _SLOT) */
+#define DHEAP_CLASSES 27        /* sizes of the kernels' heap's blocks: 16 bytes to 1 GiB */
+#define MAX_SEGMENTS 64         /* writable segments of the loaded programs the guard keeps learner code out of */
 enum { F_INIT = 1, F_ATOMIC = 2, F_OTHER_BLOCK_READ = 4, F_PENDING = 8 }; /* PENDING: an async copy's, not landed */
+
+/* Methods: what a launch did besides its reads and writes, counted in the first repeat
+ * (see "Methods"). Warp operations are counted per lane that brings its value, in
+ * wbwarp.mojo's numbering (shuffles 1-4, vote 5, elect 6, wbmma's mma 7). */
+enum { M_SHUFFLE_DOWN, M_SHUFFLE_UP, M_SHUFFLE_XOR, M_SHUFFLE_IDX, M_VOTE, M_ELECT, M_MMA, M_ASYNC_COPY,
+       M_ASYNC_WAIT, M_BARRIER, M_MBAR_INIT, M_MBAR_ARRIVE, M_MBAR_WAIT, M_CLUSTER_ARRIVE, M_CLUSTER_WAIT, M_OPS };
+#define WIDTHS 6                      /* access widths: 1, 2, 4, 8, 16 bytes, and wider */
+#define M_WIDTH M_OPS                 /* then per kind (global loads, global stores, shared loads, shared
+                                         stores) how many accesses of each width */
+#define M_ROUNDS (M_WIDTH + 4 * WIDTHS) /* then the most barrier() rounds one block went through */
+#define M_COUNT (M_ROUNDS + 1)
+enum { USE_LOADS, USE_STORES, USE_ASYNC, USES }; /* per buffer: plain loads, plain stores, async copies' reads */
 
 /* ------------------------------------------------------------------------- */
 /* State                                                                     */
@@ -145,6 +177,7 @@ typedef struct {
     int took_part;           /* in the last completed warp operation of its warp */
     void *barrier_pc;
     void *last_pc;           /* the last access it made: where it is, if it never ends */
+    uintptr_t stack_lo, stack_hi; /* the part of its stack its kernel may write */
     u32 barrier_site;
     int alloc_index;
     size_t shared_offset;
@@ -169,6 +202,9 @@ typedef struct {
      * cost a GPU against what they would cost at best: 32-byte sectors of global memory,
      * wavefronts of shared memory (a wavefront past the best is a bank conflict). */
     u64 g_requests, g_sectors, g_ideal, s_requests, s_wavefronts, s_ideal;
+    u64 bytes[4];            /* the first repeat's bytes, as accesses: their width is bytes / accesses */
+    u32 ops[M_OPS];          /* a source site: the first repeat's methods there (see "Methods") */
+    char buffer[48];         /* the first buffer of the case it read or wrote in global memory */
 } site_t;
 
 typedef struct {
@@ -190,7 +226,34 @@ typedef struct {
     char extra[512];         /* more JSON fields, already formatted */
 } finding_t;
 
-static struct {
+#define MAX_MBARS 16
+#define TOKEN_MAGIC 0x5B7ULL
+
+typedef struct {
+    uintptr_t addr;
+    int gen;                     /* inits so far in this block */
+    int count, arrived;          /* arrivals a phase needs; arrivals the current phase has */
+    i64 phase;                   /* phases completed since the last init */
+    u32 init_site, arrive_site;  /* the line of its last init, of its last arrival */
+    u64 init_ep, use_ep;         /* the last init, and the last arrive or wait: who and when */
+    int init_tid, use_tid;
+    int init_cl, use_cl;         /* the cluster arrivals that thread had made then */
+    u32 init_clk, use_clk, use_site;
+    u32 *cur, *done;             /* clocks the current phase's arrivals brought; the last completed phase's */
+    size_t cap;
+} mbar_t;
+
+/* Async copies not landed yet (see wbsim_async_copy). */
+struct pending_s {
+    uintptr_t dst;
+    region_t *arena;          /* the copying thread's block's */
+    int gtid, group;          /* group: -1 until committed, then the thread's group number */
+    u32 site;
+    int bytes;
+    uint8_t data[16];
+};
+
+typedef struct {
     /* harness */
     wbrun_t run;             /* the command line and inputs.bin (wbrun.h) */
     double stretch_limit;
@@ -242,6 +305,9 @@ static struct {
     size_t vc_cap[MAX_CLUSTER];
     int vc_on[MAX_CLUSTER];  /* this block uses mbarriers: the clocks order accesses within a round */
     u64 progress;            /* arrivals, inits, threads reaching a barrier or their end: a parked wait's hope */
+    u32 method[M_COUNT];     /* the launch's methods, first repeat (see "Methods") */
+    u32 buffer_use[MAX_REGIONS][USES]; /* per buffer of the case: this launch's USE_* counts, first repeat */
+    int async_reading;       /* the access being watched is an async copy's read of its source */
     int keep_shared;         /* record block 0's shared writers (forward order, first repeat) */
     int32_t *shared_writers;
     char shared_table[2048]; /* extra members of result.json (the case a fault stopped) */
@@ -253,9 +319,30 @@ static struct {
     u32 nsites, sites_cap;
     u32 *site_hash;
     u32 site_hash_cap;
+    /* async copies not landed yet (see wbsim_async_copy) */
+    struct pending_s *pendings;
+    int npending, pending_cap;
+    /* mbarriers, per block of the cluster, by rank (see "mbarriers") */
+    mbar_t mbars[MAX_CLUSTER][MAX_MBARS];
+    int nmbars[MAX_CLUSTER];
+    /* a learner's host function (wbsim_host_label) */
+    int host_calling;        /* inside it */
+    char host_label[64];     /* the name its launches get */
+    i64 host_label_len;
+    /* the store guard (see "The store guard") */
+    uintptr_t data_lo[MAX_SEGMENTS], data_hi[MAX_SEGMENTS]; /* the loaded programs' writable segments */
+    int nsegments;
+    /* the device heap (see "The device heap") */
+    uintptr_t dheap_lo, dheap_hi, dheap_next, dheap_committed;
+    uint8_t *dheap_class;    /* per chunk: 1 + the class of its blocks, 0 for none (or a large block's rest) */
+    uintptr_t dheap_carve[DHEAP_CLASSES], dheap_carve_end[DHEAP_CLASSES]; /* the chunk each size is cut from */
+    uintptr_t *dheap_free[DHEAP_CLASSES]; /* blocks given back, by size */
+    size_t dheap_nfree[DHEAP_CLASSES], dheap_capfree[DHEAP_CLASSES];
+    void *(*real_alloc)(i64, i64); /* the runtime's own */
+    void (*real_free)(void *);
     /* the end */
     char timeout_json[1024];
-} S;
+} state_t;
 
 static double now(void) {
     struct timespec ts;
@@ -274,11 +361,225 @@ static void die(const char *fmt, ...) {
     _exit(SIM_MISUSE);
 }
 
-static void *xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) die("out of memory");
-    return p;
+static size_t page_up(size_t n) { return (n + PAGE - 1) & ~(PAGE - 1); }
+
+/* ------------------------------------------------------------------------- */
+/* The vault: the simulator's own records, in one mapping of their own       */
+/* ------------------------------------------------------------------------- */
+
+/* Every byte the simulator writes for itself (the state S, the traffic tables T, sites,
+ * findings, shadows, counters, threads and their stacks, the result's buffer) is handed
+ * out here, never by malloc: the vault is one address range the store guard knows, in
+ * which no learner code may write (see "The store guard"). Small blocks come in classes
+ * of powers of two and are kept for reuse; larger ones are whole pages, given back to
+ * the system when freed and their address range kept for the next. The range is
+ * reserved without memory; pages are made writable as they are handed out, so only
+ * what is used counts against the memory limit. The roots (where the vault, S and T
+ * are) sit in a page of their own that is made read-only once they are set. */
+
+#define VAULT_RESERVE (256ULL << 30)
+#define VAULT_CLASSES 15             /* small blocks: 32 bytes to 512 KiB, with their header */
+#define VAULT_SMALL (32ULL << (VAULT_CLASSES - 1))
+#define VAULT_CHUNK (256ULL << 10)   /* small blocks are cut from chunks of this size */
+#define VAULT_HOLES 1024
+
+typedef struct {
+    size_t bytes;                    /* what the block can hold */
+    size_t klass;                    /* its class, or BIG_BLOCK */
+} vhead_t;
+#define BIG_BLOCK ((size_t)-1)
+
+typedef struct {
+    uintptr_t next;                  /* the first page never handed out */
+    uintptr_t chunk, chunk_end;      /* what is left of the chunk small blocks are cut from */
+    vhead_t *free[VAULT_CLASSES];    /* small blocks given back, by class */
+    uintptr_t hole_at[VAULT_HOLES];  /* page ranges given back, in address order */
+    size_t hole_bytes[VAULT_HOLES];
+    int nholes;
+} vault_t;
+
+static union {
+    struct {
+        uintptr_t lo, hi;            /* the vault */
+        state_t *state;
+        void *traffic;
+        vault_t *vault;
+        int fence, key;              /* the fence is up (see "The fence"); its protection key */
+        uint32_t allow, deny;        /* PKRU with the vault writable, and not */
+    } r;
+    char page[4096];
+} roots __attribute__((aligned(4096)));
+
+#define S (*roots.r.state)
+#define V (*roots.r.vault)
+
+/* ------------------------------------------------------------------------- */
+/* The fence                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* The store guard sees the stores the instrumentation reports, and it reports loads
+ * and stores of 1, 2, 4, 8 and 16 bytes: a wider one (a SIMD value of 32 bytes or more
+ * stored at once, a masked store) is never reported, nor is a store made by a library
+ * function that was not built with it. Where the processor has memory protection keys
+ * (x86 PKU), the vault's pages carry a key of their own and the simulator's own code is
+ * the only code that runs with that key writable: each of its entry points opens the
+ * fence (WRPKRU) and closes it again when it returns to the learner's code, so any other
+ * store into the vault faults, and the fault is a harness_write like the guard's. The
+ * parts of the vault that the learner's threads may write (their stacks, their exchange
+ * slots) carry no key. Each crossing costs about 30 ns (a quarter more time for a
+ * kernel that does nothing but access memory), so the fence goes up only when the
+ * workbook asks (WORKBOOK_SIM_FENCE=1: `workbook grade` does); without it, or without
+ * keys on this processor, only the guard stands. */
+
+#if defined(__x86_64__) && !defined(WBSIM_NO_FENCE)
+static inline void wrpkru(uint32_t v) { __asm__ volatile(".byte 0x0f,0x01,0xef" ::"a"(v), "c"(0), "d"(0) : "memory"); }
+static inline uint32_t rdpkru(void) {
+    uint32_t eax, edx;
+    __asm__ volatile(".byte 0x0f,0x01,0xee" : "=a"(eax), "=d"(edx) : "c"(0));
+    return eax;
 }
+#define FENCE_OPEN() do { if (roots.r.fence) wrpkru(roots.r.allow); } while (0)
+#define FENCE_CLOSE() do { if (roots.r.fence) wrpkru(roots.r.deny); } while (0)
+#else
+static inline uint32_t rdpkru(void) { return 0; }
+#define FENCE_OPEN() do { } while (0)
+#define FENCE_CLOSE() do { } while (0)
+#endif
+
+static inline int fence_open(void) {
+    FENCE_OPEN();
+    return 0;
+}
+static inline void fence_close(int *unused) {
+    (void)unused;
+    FENCE_CLOSE();
+}
+/* The first statement of an entry point the learner's code calls that writes the vault:
+ * the fence is open until it returns. */
+#define FENCED int fence_ __attribute__((cleanup(fence_close), unused)) = fence_open()
+
+/* Pages of the vault: with the vault's key (`keyed`), or none (what learner code writes). */
+static void vault_commit_as(uintptr_t at, size_t bytes, int keyed) {
+    int ok = roots.r.fence && keyed
+                 ? syscall(SYS_pkey_mprotect, at, bytes, PROT_READ | PROT_WRITE, roots.r.key) == 0
+                 : mprotect((void *)at, bytes, PROT_READ | PROT_WRITE) == 0;
+    if (!ok) die("could not map the simulator's own memory");
+}
+
+static void vault_commit(uintptr_t at, size_t bytes) { vault_commit_as(at, bytes, 1); }
+
+/* `bytes` (whole pages) of fresh zeroed memory, with the vault's key or without. */
+static void *vault_pages_as(size_t bytes, int keyed) {
+    bytes = page_up(bytes ? bytes : 1);
+    for (int i = 0; i < V.nholes; i++) {
+        if (V.hole_bytes[i] < bytes) continue;
+        uintptr_t at = V.hole_at[i];
+        V.hole_at[i] += bytes;
+        V.hole_bytes[i] -= bytes;
+        if (!V.hole_bytes[i]) {
+            memmove(&V.hole_at[i], &V.hole_at[i + 1], (size_t)(V.nholes - i - 1) * sizeof V.hole_at[0]);
+            memmove(&V.hole_bytes[i], &V.hole_bytes[i + 1], (size_t)(V.nholes - i - 1) * sizeof V.hole_bytes[0]);
+            V.nholes--;
+        }
+        vault_commit_as(at, bytes, keyed);
+        return (void *)at;
+    }
+    if (bytes > roots.r.hi - V.next) die("the simulator ran out of room for its own records");
+    uintptr_t at = V.next;
+    V.next += bytes;
+    vault_commit_as(at, bytes, keyed);
+    return (void *)at;
+}
+
+static void *vault_pages(size_t bytes) { return vault_pages_as(bytes, 1); }
+
+/* Pages back to the system (their memory is freed, the range is kept). */
+static void vault_unpages(void *p, size_t bytes) {
+    uintptr_t at = (uintptr_t)p;
+    bytes = page_up(bytes ? bytes : 1);
+    if (mmap(p, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+        die("could not give memory back");
+    int i = 0;
+    while (i < V.nholes && V.hole_at[i] < at) i++;
+    if (i > 0 && V.hole_at[i - 1] + V.hole_bytes[i - 1] == at) {
+        V.hole_bytes[i - 1] += bytes;
+        if (i < V.nholes && at + bytes == V.hole_at[i]) {
+            V.hole_bytes[i - 1] += V.hole_bytes[i];
+            memmove(&V.hole_at[i], &V.hole_at[i + 1], (size_t)(V.nholes - i - 1) * sizeof V.hole_at[0]);
+            memmove(&V.hole_bytes[i], &V.hole_bytes[i + 1], (size_t)(V.nholes - i - 1) * sizeof V.hole_bytes[0]);
+            V.nholes--;
+        }
+        return;
+    }
+    if (i < V.nholes && at + bytes == V.hole_at[i]) {
+        V.hole_at[i] = at;
+        V.hole_bytes[i] += bytes;
+        return;
+    }
+    if (V.nholes == VAULT_HOLES) return; /* forgotten: address space only */
+    memmove(&V.hole_at[i + 1], &V.hole_at[i], (size_t)(V.nholes - i) * sizeof V.hole_at[0]);
+    memmove(&V.hole_bytes[i + 1], &V.hole_bytes[i], (size_t)(V.nholes - i) * sizeof V.hole_bytes[0]);
+    V.hole_at[i] = at;
+    V.hole_bytes[i] = bytes;
+    V.nholes++;
+}
+
+/* calloc, free and realloc, in the vault. */
+static void *xcalloc(size_t n, size_t size) {
+    n = n ? n : 1;
+    size = size ? size : 1;
+    if (n > (SIZE_MAX - 2 * PAGE) / size) die("out of memory");
+    size_t need = n * size + sizeof(vhead_t);
+    vhead_t *h;
+    if (need > VAULT_SMALL) {
+        h = vault_pages(need);
+        h->bytes = page_up(need) - sizeof(vhead_t);
+        h->klass = BIG_BLOCK;
+        return h + 1;
+    }
+    int k = 0;
+    while ((32ULL << k) < need) k++;
+    size_t block = 32ULL << k;
+    h = V.free[k];
+    if (h) {
+        V.free[k] = *(vhead_t **)(h + 1);
+        memset(h + 1, 0, h->bytes);
+        return h + 1;
+    }
+    if (V.chunk_end - V.chunk < block) {
+        size_t bytes = block > VAULT_CHUNK ? block : VAULT_CHUNK;
+        V.chunk = (uintptr_t)vault_pages(bytes);
+        V.chunk_end = V.chunk + bytes;
+    }
+    h = (vhead_t *)V.chunk; /* never used: zeroed */
+    V.chunk += block;
+    h->bytes = block - sizeof(vhead_t);
+    h->klass = (size_t)k;
+    return h + 1;
+}
+
+static void xfree(void *p) {
+    if (!p) return;
+    vhead_t *h = (vhead_t *)p - 1;
+    if (h->klass == BIG_BLOCK) {
+        vault_unpages(h, h->bytes + sizeof(vhead_t));
+        return;
+    }
+    *(vhead_t **)p = V.free[h->klass];
+    V.free[h->klass] = h;
+}
+
+/* Grown (the new bytes zeroed), or the same block when it has room. */
+static void *xrealloc(void *p, size_t bytes) {
+    if (!p) return xcalloc(1, bytes);
+    vhead_t *h = (vhead_t *)p - 1;
+    if (bytes <= h->bytes) return p;
+    void *q = xcalloc(1, bytes);
+    memcpy(q, p, h->bytes);
+    xfree(p);
+    return q;
+}
+
 
 /* ------------------------------------------------------------------------- */
 /* Sites: where in the compiled code an access or a barrier was              */
@@ -295,7 +596,7 @@ static u32 site_of(void *pc, void *caller) {
             while (table[k]) k = (k + 1) & (cap - 1);
             table[k] = i;
         }
-        free(S.site_hash);
+        xfree(S.site_hash);
         S.site_hash = table;
         S.site_hash_cap = cap;
     }
@@ -308,8 +609,7 @@ static u32 site_of(void *pc, void *caller) {
     }
     if (S.nsites + 1 >= S.sites_cap) {
         S.sites_cap = S.sites_cap ? S.sites_cap * 2 : 1024;
-        S.sites = realloc(S.sites, S.sites_cap * sizeof(site_t));
-        if (!S.sites) die("out of memory");
+        S.sites = xrealloc(S.sites, S.sites_cap * sizeof(site_t));
     }
     S.nsites++;
     memset(&S.sites[S.nsites], 0, sizeof(site_t));
@@ -403,7 +703,7 @@ static void saw(finding_t *f, int tid, i64 index) {
         uint8_t *seen = xcalloc(bits / 8 + 1, 1);
         if (f->seen) {
             memcpy(seen, f->seen, f->seen_bits / 8 + 1);
-            free(f->seen);
+            xfree(f->seen);
         }
         f->seen = seen;
         f->seen_bits = bits;
@@ -419,8 +719,6 @@ static void saw(finding_t *f, int tid, i64 index) {
 /* ------------------------------------------------------------------------- */
 /* Simulator memory                                                          */
 /* ------------------------------------------------------------------------- */
-
-static size_t page_up(size_t n) { return (n + PAGE - 1) & ~(PAGE - 1); }
 
 static void commit(uintptr_t lo, uintptr_t hi) {
     lo &= ~(PAGE - 1);
@@ -595,13 +893,25 @@ static uint16_t arrivals(void) { return (uint16_t)(S.cur->arrived < 65535 ? S.cu
  * request. The simulator runs one thread at a time, so it puts the request back
  * together: the k-th access a lane makes at one instruction belongs with the k-th
  * access of every other lane of its warp at that instruction. When the block is done,
- * each request is priced by NVIDIA's rules:
+ * each request is priced by NVIDIA's rules, as Nsight Compute counts them (docs/ncu.md
+ * has the GPU's own counts beside these):
  * - global memory moves in 32-byte sectors: a request costs the distinct sectors its
- *   lanes touch; at best, its distinct bytes packed into whole sectors;
- * - shared memory has 32 banks of 4 bytes: a request takes as many wavefronts as the
- *   busiest bank has distinct 4-byte words (lanes reading one word share it); at best,
- *   its distinct words over 32 banks. Every wavefront past the best is a bank conflict.
- * Counted in the first repeat, like the budgets' counts. */
+ *   lanes touch (l1tex__t_sectors_pipe_lsu_mem_global_op_ld/st); at best, its
+ *   distinct bytes packed into whole sectors;
+ * - shared memory has 32 banks of 4 bytes and moves 128 bytes a wavefront: a request
+ *   of 4 bytes a lane (or less) is one phase of 32 lanes, of 8 bytes two phases of 16
+ *   lanes, of 16 bytes four phases of 8; each phase takes as many wavefronts as its
+ *   busiest bank has distinct 4-byte words (lanes reading one word share it)
+ *   (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st). At best, one wavefront a
+ *   phase: a 128-bit load of a whole warp needs 4 and has no conflict. Every wavefront
+ *   past that is a bank conflict (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st).
+ * One access is one instruction of a GPU only where a GPU could make it so: an access
+ * wider than 16 bytes is split into 16-byte pieces (the widest a thread moves at once),
+ * one the compiler did not know to be aligned (TSan's __tsan_unaligned_*) into 4-byte
+ * pieces (NVPTX splits a vector it can't prove aligned into its floats), and one whose
+ * address is not a multiple of its width into pieces as wide as the address allows
+ * (a misaligned vector access is a fault on a GPU: the compiler must have split it).
+ * Each piece is a request of its own. Counted in the first repeat, like the budgets'. */
 
 #define TRAFFIC_MAX_REQUESTS (1 << 17) /* per block; past it, the rest is not priced */
 
@@ -611,11 +921,12 @@ typedef struct {
     uint8_t shared, lanes;
     u64 addr[WARP];          /* each lane's address (shared: from the arena's start) */
     u32 bytes[WARP];
+    uint8_t lane[WARP];      /* which lane of its warp made it (shared memory's phases go by lane) */
 } request_t;
 
 typedef struct { u64 key; u32 value; } slot_t;
 
-static struct {
+typedef struct {
     slot_t *seen;            /* (thread, site) -> how many accesses it made there: its occurrence */
     u32 seen_cap, seen_n;
     slot_t *index;           /* (warp, site, occurrence) -> its request, 1-based */
@@ -623,7 +934,152 @@ static struct {
     request_t *requests;
     u32 n, cap;
     u64 unpriced;            /* accesses past TRAFFIC_MAX_REQUESTS */
-} T;
+} traffic_t;
+
+#define T (*(traffic_t *)roots.r.traffic)
+
+static void dheap_open(void);
+
+/* The vault, S and T, before any instrumented code needs them (__tsan_init, which the
+ * instrumentation's constructor calls first, or our own constructor). */
+static void vault_open(void) {
+    if (roots.r.state) return;
+    void *p = mmap(NULL, VAULT_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) die("could not reserve address space for the simulator's own records");
+    uintptr_t lo = (uintptr_t)p;
+#if defined(__x86_64__) && !defined(WBSIM_NO_FENCE)
+    const char *fence = getenv("WORKBOOK_SIM_FENCE");
+    int key = fence && !strcmp(fence, "1") ? (int)syscall(SYS_pkey_alloc, 0, 0) : -1;
+    if (key > 0 && key < 16) {
+        roots.r.fence = 1;
+        roots.r.key = key;
+        roots.r.allow = rdpkru() & ~(3u << (2 * key));
+        roots.r.deny = roots.r.allow | (2u << (2 * key)); /* write-disable: reads stay open */
+    }
+#endif
+    vault_commit(lo, page_up(sizeof(vault_t)));
+    roots.r.lo = lo;
+    roots.r.hi = lo + VAULT_RESERVE;
+    roots.r.vault = (vault_t *)lo;
+    V.next = lo + page_up(sizeof(vault_t));
+    roots.r.state = vault_pages(sizeof(state_t));
+    roots.r.traffic = vault_pages(sizeof(traffic_t));
+    if (mprotect(&roots, sizeof roots, PROT_READ) != 0) die("could not protect the simulator's roots");
+    dheap_open();
+    FENCE_OPEN(); /* the program starts in the launcher's code: wb_begin closes it */
+}
+
+__attribute__((constructor)) static void vault_boot(void) { vault_open(); }
+
+/* ------------------------------------------------------------------------- */
+/* The device heap                                                           */
+/* ------------------------------------------------------------------------- */
+
+/* A kernel may allocate (a String it prints, a List): on a GPU, from the device's malloc
+ * heap. Every allocation of Mojo code goes through KGEN_CompilerRT_AlignedAlloc and
+ * KGEN_CompilerRT_AlignedFree, which are defined here in place of the runtime's for the
+ * program's own calls. What a simulated GPU thread allocates comes from a mapping of its
+ * own, the device heap: memory handed out, which every GPU thread may write. Nothing
+ * about it is kept in it (its blocks have no headers, its free lists live in the vault),
+ * so a kernel that writes all over it can't make the simulator write elsewhere. Blocks
+ * come in powers of two from 16 bytes, each 64 KiB chunk serving one size (a larger block
+ * takes whole chunks); a freed block is kept for the next of its size. The heap lasts as
+ * long as the program: the runtime may keep what a kernel allocated (a global the
+ * standard library makes on first use). Everyone else allocates from the runtime. */
+
+#define DHEAP_RESERVE (16ULL << 30)
+#define DHEAP_CHUNK (64ULL << 10)
+#define DHEAP_COMMIT (1ULL << 20)
+
+static void dheap_open(void) {
+    void *p = mmap(NULL, DHEAP_RESERVE + DHEAP_CHUNK, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) die("could not reserve address space for the kernels' heap");
+    /* chunks start at multiples of their size: a block is aligned to its size, up to 64 KiB */
+    S.dheap_lo = S.dheap_next = S.dheap_committed = ((uintptr_t)p + DHEAP_CHUNK - 1) & ~(uintptr_t)(DHEAP_CHUNK - 1);
+    S.dheap_hi = S.dheap_lo + DHEAP_RESERVE;
+    S.dheap_class = xcalloc(DHEAP_RESERVE / DHEAP_CHUNK, 1);
+    S.real_alloc = (void *(*)(i64, i64))dlsym(RTLD_NEXT, "KGEN_CompilerRT_AlignedAlloc");
+    S.real_free = (void (*)(void *))dlsym(RTLD_NEXT, "KGEN_CompilerRT_AlignedFree");
+    if (!S.real_alloc || !S.real_free) die("the Mojo runtime's allocator was not found");
+}
+
+/* `bytes` (whole chunks) never handed out before. */
+static uintptr_t dheap_chunks(size_t bytes) {
+    if (bytes > S.dheap_hi - S.dheap_next) die("the kernels allocated more than the simulator's heap holds (%llu GiB)",
+                                               (unsigned long long)(DHEAP_RESERVE >> 30));
+    uintptr_t at = S.dheap_next;
+    S.dheap_next += bytes;
+    if (S.dheap_next > S.dheap_committed) {
+        uintptr_t to = (S.dheap_next + DHEAP_COMMIT - 1) & ~(uintptr_t)(DHEAP_COMMIT - 1);
+        if (mprotect((void *)S.dheap_committed, to - S.dheap_committed, PROT_READ | PROT_WRITE) != 0)
+            die("could not map memory for the kernels' heap");
+        S.dheap_committed = to;
+    }
+    return at;
+}
+
+static void *dheap_alloc(size_t align, size_t size) {
+    size_t need = size > align ? size : align;
+    int k = 0;
+    while ((16ULL << k) < need) {
+        if (++k == DHEAP_CLASSES) die("a kernel asked for %zu bytes at once", size);
+    }
+    size_t block = 16ULL << k;
+    if (S.dheap_nfree[k]) return (void *)S.dheap_free[k][--S.dheap_nfree[k]];
+    uintptr_t at;
+    if (block <= DHEAP_CHUNK) {
+        if (S.dheap_carve_end[k] - S.dheap_carve[k] < block) {
+            S.dheap_carve[k] = dheap_chunks(DHEAP_CHUNK);
+            S.dheap_carve_end[k] = S.dheap_carve[k] + DHEAP_CHUNK;
+            S.dheap_class[(S.dheap_carve[k] - S.dheap_lo) / DHEAP_CHUNK] = (uint8_t)(k + 1);
+        }
+        at = S.dheap_carve[k];
+        S.dheap_carve[k] += block;
+    } else {
+        at = dheap_chunks(block);
+        S.dheap_class[(at - S.dheap_lo) / DHEAP_CHUNK] = (uint8_t)(k + 1);
+    }
+    return (void *)at;
+}
+
+/* A block of the device heap back, for the next of its size: only one that can be a block
+ * (a chunk of its size, at a block's start) is kept, so a forged pointer changes nothing
+ * but that heap. */
+static void dheap_free(uintptr_t p) {
+    if (p >= S.dheap_next) return;
+    size_t chunk = (p - S.dheap_lo) / DHEAP_CHUNK;
+    int k = (int)S.dheap_class[chunk] - 1;
+    size_t off = p - S.dheap_lo, block = 16ULL << (k < 0 ? 0 : k);
+    if (k < 0 || off % (block <= DHEAP_CHUNK ? block : DHEAP_CHUNK) != 0) return;
+    if (S.dheap_nfree[k] == S.dheap_capfree[k]) {
+        S.dheap_capfree[k] = S.dheap_capfree[k] ? S.dheap_capfree[k] * 2 : 64;
+        S.dheap_free[k] = xrealloc(S.dheap_free[k], S.dheap_capfree[k] * sizeof(uintptr_t));
+    }
+    S.dheap_free[k][S.dheap_nfree[k]++] = p;
+}
+
+/* Hidden: the program's own calls come here, the runtime's calls to itself stay its own. */
+__attribute__((visibility("hidden"))) void *KGEN_CompilerRT_AlignedAlloc(i64 align, i64 size) {
+    if (align <= 0) align = 64; /* as the runtime's own */
+    if (S.cur && S.cur != &S.cpu) {
+        FENCED;
+        return dheap_alloc((size_t)align, size < 0 ? 0 : (size_t)size);
+    }
+    return S.real_alloc(align, size);
+}
+
+__attribute__((visibility("hidden"))) void KGEN_CompilerRT_AlignedFree(void *p) {
+    if ((uintptr_t)p - S.dheap_lo < DHEAP_RESERVE) {
+        FENCED;
+        dheap_free((uintptr_t)p);
+        return;
+    }
+    S.real_free(p);
+}
+
+/* Set by TSan's __tsan_unaligned_* entry points around their access: the compiler did not
+ * know it to be aligned to its width (a GPU build splits such a vector into its floats). */
+static int traffic_unaligned;
 
 static u64 mix(u64 k) {
     k ^= k >> 33;
@@ -644,12 +1100,13 @@ static slot_t *grow(slot_t *table, u32 *cap) {
     slot_t *fresh = xcalloc(bigger, sizeof(slot_t));
     for (u32 i = 0; i < old; i++)
         if (table[i].key) *slot(fresh, bigger, table[i].key) = table[i];
-    free(table);
+    xfree(table);
     *cap = bigger;
     return fresh;
 }
 
-static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
+/* One piece of an access: the k-th the thread made at this site joins the k-th of its warp's other lanes. */
+static void traffic_piece(int shared, uintptr_t a, size_t n, u32 site) {
     thread_t *t = S.cur;
     if (T.seen_n * 2 >= T.seen_cap) T.seen = grow(T.seen, &T.seen_cap);
     slot_t *mine = slot(T.seen, T.seen_cap, ((u64)(t->index + 1) << 32) | site);
@@ -672,8 +1129,7 @@ static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
     if (!where->key) {
         if (T.n == T.cap) {
             T.cap = T.cap ? T.cap * 2 : 1024;
-            T.requests = realloc(T.requests, (size_t)T.cap * sizeof(request_t));
-            if (!T.requests) die("out of memory");
+            T.requests = xrealloc(T.requests, (size_t)T.cap * sizeof(request_t));
         }
         request_t *r = &T.requests[T.n];
         r->key = key, r->site = site, r->shared = (uint8_t)shared, r->lanes = 0;
@@ -684,8 +1140,16 @@ static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
     if (r->lanes < WARP) {
         r->addr[r->lanes] = shared ? a - S.arena->base : a;
         r->bytes[r->lanes] = (u32)n;
+        r->lane[r->lanes] = (uint8_t)(t->linear % WARP);
         r->lanes++;
     }
+}
+
+/* One access, in the pieces a GPU would move it in (see above). */
+static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
+    size_t piece = traffic_unaligned ? 4 : 16;
+    while (piece > 1 && (piece > n || a % piece)) piece >>= 1;
+    for (size_t off = 0; off < n; off += piece) traffic_piece(shared, a + off, n - off < piece ? n - off : piece, site);
 }
 
 static int by_u64(const void *x, const void *y) {
@@ -693,10 +1157,12 @@ static int by_u64(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
-/* The distinct units (of 1 << shift bytes) the lanes of a request touch, sorted, in `out`. */
-static size_t units(const request_t *r, int shift, u64 *out, size_t cap) {
+/* The distinct units (of 1 << shift bytes) that the lanes of a request in [lo, hi) touch,
+ * sorted, in `out`. */
+static size_t units_of(const request_t *r, int shift, u64 *out, size_t cap, int lo, int hi) {
     size_t m = 0;
     for (int l = 0; l < r->lanes; l++) {
+        if (r->lane[l] < lo || r->lane[l] >= hi) continue;
         u64 first = r->addr[l] >> shift, last = (r->addr[l] + (r->bytes[l] ? r->bytes[l] : 1) - 1) >> shift;
         for (u64 u = first; u <= last && m < cap; u++) out[m++] = u;
     }
@@ -707,6 +1173,27 @@ static size_t units(const request_t *r, int shift, u64 *out, size_t cap) {
     return d;
 }
 
+static size_t units(const request_t *r, int shift, u64 *out, size_t cap) { return units_of(r, shift, out, cap, 0, WARP); }
+
+/* A shared-memory request's wavefronts, and the fewest its width allows (one a phase
+ * with a lane in it): 128 bytes a wavefront, so 32 lanes a phase at 4 bytes or less,
+ * 16 at 8 bytes, 8 at 16; in a phase, the busiest bank's distinct words. */
+static void wavefronts(const request_t *r, u64 *unit, size_t cap, u64 *cost, u64 *ideal) {
+    u32 widest = 4;
+    for (int l = 0; l < r->lanes; l++)
+        if (r->bytes[l] > widest) widest = r->bytes[l];
+    int per_phase = widest <= 4 ? WARP : widest <= 8 ? WARP / 2 : WARP / 4;
+    for (int lo = 0; lo < WARP; lo += per_phase) {
+        size_t words = units_of(r, 2, unit, cap, lo, lo + per_phase);
+        if (!words) continue;
+        u32 per_bank[WARP] = {0}, busiest = 0;
+        for (size_t w = 0; w < words; w++)
+            if (++per_bank[unit[w] % WARP] > busiest) busiest = per_bank[unit[w] % WARP];
+        *cost += busiest;
+        *ideal += 1;
+    }
+}
+
 /* The block is done: price its requests into their sites, and start afresh. */
 static void traffic_flush(void) {
     static u64 unit[WARP * 64];
@@ -714,13 +1201,8 @@ static void traffic_flush(void) {
         request_t *r = &T.requests[i];
         site_t *site = &S.sites[r->site];
         if (r->shared) {
-            size_t words = units(r, 2, unit, sizeof unit / sizeof unit[0]);
-            u32 per_bank[WARP] = {0}, busiest = 0;
-            for (size_t w = 0; w < words; w++)
-                if (++per_bank[unit[w] % WARP] > busiest) busiest = per_bank[unit[w] % WARP];
             site->s_requests++;
-            site->s_wavefronts += busiest;
-            site->s_ideal += (words + WARP - 1) / WARP;
+            wavefronts(r, unit, sizeof unit / sizeof unit[0], &site->s_wavefronts, &site->s_ideal);
         } else {
             size_t sectors = units(r, 5, unit, sizeof unit / sizeof unit[0]);
             size_t bytes = units(r, 0, unit, sizeof unit / sizeof unit[0]);
@@ -733,6 +1215,43 @@ static void traffic_flush(void) {
     if (T.seen_n && T.seen) memset(T.seen, 0, (size_t)T.seen_cap * sizeof(slot_t));
     T.n = 0;
     T.seen_n = 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Methods: how a launch did its work, for the rules a puzzle's text states  */
+/* ------------------------------------------------------------------------- */
+
+/* Values can come out right by a method the text does not ask for: a scalar loop where
+ * it asks for SIMD width, a shuffle-down tree where it asks for a butterfly, plain loads
+ * where it asks for async copies, barrier() where it asks for an mbarrier. So the first
+ * repeat of each launch counts, besides its reads and writes (counters.bin, kind 5):
+ * its warp operations by kind, async copies and waits, barrier() calls and the most
+ * rounds one block went through, mbarrier inits, arrivals and completed waits, cluster
+ * arrivals and waits, and every access by its width; per buffer (kind 6), its plain
+ * loads and stores and the async copies that read it. A source site counts its own
+ * operations (result.json's sites), so that a broken rule names the line. */
+static void method_count(int what, u32 site) {
+    if (S.rep != 0 || S.run.cpu_mode) return;
+    S.method[what]++;
+    if (!site) return;
+    site_t *s = &S.sites[site];
+    s->ops[what]++;
+    if (!s->launch[0]) snprintf(s->launch, sizeof s->launch, "%s", S.label);
+}
+
+static int width_of(size_t n) {
+    return n >= 32 ? 5 : n >= 16 ? 4 : n >= 8 ? 3 : n >= 4 ? 2 : n >= 2 ? 1 : 0;
+}
+
+/* One access of the first repeat (count() has already seen it): its width, and for a
+ * buffer of the case, what kind of use it was. */
+static void method_access(int shared, int write, uintptr_t a, size_t n, site_t *site) {
+    S.method[M_WIDTH + ((shared ? 2 : 0) + (write ? 1 : 0)) * WIDTHS + width_of(n)]++;
+    if (shared) return;
+    region_t *r = region_at(a);
+    if (!r || r->role == ROLE_SHARED) return;
+    S.buffer_use[r - S.regions][S.async_reading ? USE_ASYNC : write ? USE_STORES : USE_LOADS]++;
+    if (!site->buffer[0]) snprintf(site->buffer, sizeof site->buffer, "%s", r->name);
 }
 
 /* Per thread (counters.bin) and per site (result.json's sites): what the first repeat
@@ -750,13 +1269,18 @@ static u32 count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 giv
     site_t *site = &S.sites[id];
     if (!site->launch[0]) snprintf(site->launch, sizeof site->launch, "%s", S.label);
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
-    if (!S.run.cpu_mode) traffic_access(shared, a, n, id);
+    site->bytes[(shared ? 2 : 0) + (write ? 1 : 0)] += n;
+    if (!S.run.cpu_mode) {
+        traffic_access(shared, a, n, id);
+        method_access(shared, write, a, n, site);
+    }
     return id;
 }
 
 static void outside(uintptr_t a, size_t n, int write, u32 site) {
     thread_t *t = S.cur;
-    if (a + n > S.committed_hi || a < S.heap_lo + HEAP_RESERVE / 2) {
+    if (a - S.heap_lo < HEAP_RESERVE && n <= S.heap_lo + HEAP_RESERVE - a &&
+        (a + n > S.committed_hi || a < S.heap_lo + HEAP_RESERVE / 2)) {
         /* Wild, but inside the reservation: give the pages to the kernel (0xFF) so it goes on. */
         uintptr_t lo = a & ~(PAGE - 1), hi = page_up(a + n);
         if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0) memset((void *)lo, 0xFF, hi - lo);
@@ -788,22 +1312,106 @@ static void outside(uintptr_t a, size_t n, int write, u32 site) {
     saw(f, t->gtid, element_of(r, a));
 }
 
-/* Async copies not landed yet (see wbsim_async_copy). */
-struct pending_s {
-    uintptr_t dst;
-    region_t *arena;          /* the copying thread's block's */
-    int gtid, group;          /* group: -1 until committed, then the thread's group number */
-    u32 site;
-    int bytes;
-    uint8_t data[16];
-};
-static struct pending_s *pendings;
-static int npending, pending_cap;
 
 static const struct pending_s *pending_at(uintptr_t a) {
-    for (int i = npending - 1; i >= 0; i--)
-        if (a >= pendings[i].dst && a < pendings[i].dst + (uintptr_t)pendings[i].bytes) return &pendings[i];
+    for (int i = S.npending - 1; i >= 0; i--)
+        if (a >= S.pendings[i].dst && a < S.pendings[i].dst + (uintptr_t)S.pendings[i].bytes) return &S.pendings[i];
     return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* The store guard                                                           */
+/* ------------------------------------------------------------------------- */
+
+/* The learner's code runs in this process, beside the simulator's records. The guard
+ * sees each of its stores before it lands (the instrumentation calls watch() first) and
+ * refuses those that could reach the records. By who is storing:
+ * - a simulated GPU thread may write the case's buffers and its block's shared memory
+ *   (the reservation: a write past them is an out_of_bounds finding and lands in pages
+ *   nobody uses), its own stack below the frame it started in, and its own slots of the
+ *   block's and the warp's exchange (block.*, warp operations, async copies write there
+ *   for it). Anything else is memory it was never given, on a GPU an illegal address:
+ *   `wild_write`, or `harness_write` when it is the simulator's own records;
+ * - an op's CPU kernel and a learner's host function are host code, which may use the
+ *   process's heap (a List, a String): a store into the vault, or into a loaded
+ *   program's writable data (wbsim's statics, the launcher's, the libraries'), is a
+ *   `harness_write`.
+ * A refused store never lands: the finding is recorded, result.json written, and the
+ * case stops there (exit 71, as a fault: the workbook runs the next cases afresh).
+ * Loads are not refused: a read forges nothing. The generated launcher's own code and
+ * wbsim.mojo's harness calls are trusted and not checked. */
+
+__attribute__((noreturn)) static void stop_case(void);
+
+static int segment(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    (void)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || S.nsegments == MAX_SEGMENTS) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        S.data_lo[S.nsegments] = lo & ~(PAGE - 1);
+        S.data_hi[S.nsegments] = page_up(lo + ph->p_memsz);
+        S.nsegments++;
+    }
+    return 0;
+}
+
+/* Where the loaded programs keep their writable data. */
+static void guard_open(void) { dl_iterate_phdr(segment, NULL); }
+
+/* The end of [a, a + n), or the end of memory when it would wrap. */
+static uintptr_t end_of(uintptr_t a, size_t n) { return a + n < a ? UINTPTR_MAX : a + n; }
+
+static int in_vault(uintptr_t a, size_t n) { return a < roots.r.hi && end_of(a, n) > roots.r.lo; }
+
+static int in_stacks(uintptr_t a, size_t n) {
+    uintptr_t lo = (uintptr_t)S.stacks, hi = lo + (size_t)S.stacks_cap * (STACK_BYTES + PAGE);
+    return S.stacks && a >= lo && end_of(a, n) <= hi;
+}
+
+/* Whether [a, a + n) reaches the simulator's records: the vault (but the threads'
+ * stacks), or a loaded program's writable data. */
+static int harness_memory(uintptr_t a, size_t n) {
+    if (in_vault(a, n) && !in_stacks(a, n)) return 1;
+    for (int i = 0; i < S.nsegments; i++)
+        if (a < S.data_hi[i] && end_of(a, n) > S.data_lo[i]) return 1;
+    return 0;
+}
+
+/* A store the guard refuses: a finding, and the case stops before the store lands.
+ * `site` when the simulator knows the line already, else from `pc`. */
+__attribute__((noinline, cold, noreturn)) static void refuse(const char *kind, uintptr_t a, size_t n, void *pc, u32 site) {
+    thread_t *t = S.cur;
+    if (!t) snprintf(S.label, sizeof S.label, "%.*s", (int)S.host_label_len, S.host_label);
+    if (!site) site = site_of(pc, t ? caller_of(t) : NULL);
+    const char *target = in_stacks(a, n) ? "stack" : in_vault(a, n) ? "records" : harness_memory(a, n) ? "data"
+                                                                                                        : "elsewhere";
+    finding_t *f = finding(kind, -1, -1, site, 0, NULL);
+    if (f) {
+        f->write = 1;
+        f->access_bytes = n < INT32_MAX ? (int)n : INT32_MAX;
+        snprintf(f->extra, sizeof f->extra, "\"address\": %llu, \"target\": \"%s\"", (unsigned long long)a, target);
+        saw(f, t && t != &S.cpu ? t->gtid : -1, 0);
+    }
+    stop_case();
+}
+
+/* A simulated GPU thread's store outside the reservation. */
+static inline void thread_store(thread_t *t, uintptr_t a, size_t n, void *pc) {
+    if (a - t->stack_lo < t->stack_hi - t->stack_lo && n <= t->stack_hi - a) return; /* its own stack */
+    if (a - S.dheap_lo < S.dheap_next - S.dheap_lo && n <= S.dheap_next - a) return; /* the device heap */
+    uintptr_t own = (uintptr_t)S.scratch + (size_t)t->index * BLOCK_SLOT;
+    if (a - own < BLOCK_SLOT && n <= own + BLOCK_SLOT - a) return;
+    own = (uintptr_t)S.warp_in + (size_t)t->index * WARP_SLOT;
+    if (a - own < WARP_SLOT && n <= own + WARP_SLOT - a) return;
+    refuse(harness_memory(a, n) ? "harness_write" : "wild_write", a, n, pc, 0);
+}
+
+/* A store by host code (an op's CPU kernel, a learner's host function) outside the
+ * reservation. */
+static inline void host_store(uintptr_t a, size_t n, void *pc) {
+    if (in_vault(a, n) || harness_memory(a, n)) refuse("harness_write", a, n, pc, 0);
 }
 
 /* One access of the running thread. `given` is its site when the simulator knows it
@@ -943,31 +1551,47 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
     }
 }
 
-static int host_calling; /* inside a learner's host function (wbsim_host_label) */
 static void host_access(uintptr_t a, size_t n, int write, void *pc);
 
 static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) {
     uintptr_t a = (uintptr_t)addr;
-    if (__builtin_expect(S.cur == NULL, 1)) {
-        if (__builtin_expect(host_calling, 0) && a - S.heap_lo < HEAP_RESERVE) host_access(a, n, write, pc);
+    thread_t *t = S.cur;
+    int buffers = a - S.heap_lo < HEAP_RESERVE && n <= S.heap_lo + HEAP_RESERVE - a; /* the reservation */
+    if (__builtin_expect(t == NULL, 1)) {
+        if (__builtin_expect(S.host_calling, 0)) { /* a learner's host function */
+            FENCE_OPEN();
+            if (buffers) host_access(a, n, write, pc);
+            else if (write) host_store(a, n, pc);
+            FENCE_CLOSE();
+        }
         return;
     }
-    S.cur->last_pc = pc;
-    if (a - S.heap_lo >= HEAP_RESERVE) return; /* not simulator memory */
-    on_access(a, n, write, atomic, pc, 0);
+    FENCE_OPEN();
+    t->last_pc = pc;
+    if (!buffers) {
+        if (write) {
+            if (t == &S.cpu) host_store(a, n, pc);
+            else thread_store(t, a, n, pc);
+        }
+    } else {
+        on_access(a, n, write, atomic, pc, 0);
+    }
+    FENCE_CLOSE();
 }
 
 /* The instrumentation's entry points. */
 #define RA __builtin_return_address(0)
+/* An access the compiler did not know to be aligned to its width (see "Memory traffic"). */
+#define UNALIGNED(call) (traffic_unaligned = 1, (call), traffic_unaligned = 0)
 #define ACCESS(N)                                                                   \
     void __tsan_read##N(void *a) { watch(a, N, 0, 0, RA); }                         \
     void __tsan_write##N(void *a) { watch(a, N, 1, 0, RA); }                        \
-    void __tsan_unaligned_read##N(void *a) { watch(a, N, 0, 0, RA); }               \
-    void __tsan_unaligned_write##N(void *a) { watch(a, N, 1, 0, RA); }              \
+    void __tsan_unaligned_read##N(void *a) { UNALIGNED(watch(a, N, 0, 0, RA)); }    \
+    void __tsan_unaligned_write##N(void *a) { UNALIGNED(watch(a, N, 1, 0, RA)); }   \
     void __tsan_volatile_read##N(void *a) { watch(a, N, 0, 0, RA); }                \
     void __tsan_volatile_write##N(void *a) { watch(a, N, 1, 0, RA); }               \
-    void __tsan_unaligned_volatile_read##N(void *a) { watch(a, N, 0, 0, RA); }      \
-    void __tsan_unaligned_volatile_write##N(void *a) { watch(a, N, 1, 0, RA); }     \
+    void __tsan_unaligned_volatile_read##N(void *a) { UNALIGNED(watch(a, N, 0, 0, RA)); } \
+    void __tsan_unaligned_volatile_write##N(void *a) { UNALIGNED(watch(a, N, 1, 0, RA)); } \
     void __tsan_read##N##_pc(void *a, void *pc) { watch(a, N, 0, 0, pc); }          \
     void __tsan_write##N##_pc(void *a, void *pc) { watch(a, N, 1, 0, pc); }
 ACCESS(1)
@@ -999,21 +1623,28 @@ void *__tsan_memset(void *d, int v, size_t n) {
 void __tsan_func_entry(void *caller) {
     thread_t *t = S.cur;
     if (!t) return;
+    FENCE_OPEN();
     if (t->depth < SHADOW_DEPTH) t->stack[t->depth] = caller;
     t->depth++;
+    FENCE_CLOSE();
 }
 void __tsan_func_exit(void) {
     thread_t *t = S.cur;
-    if (t && t->depth > 0) t->depth--;
+    if (t && t->depth > 0) {
+        FENCE_OPEN();
+        t->depth--;
+        FENCE_CLOSE();
+    }
 }
-void __tsan_init(void) {}
+void __tsan_init(void) { vault_open(); }
 void __tsan_ignore_thread_begin(void) {}
 void __tsan_ignore_thread_end(void) {}
 void __tsan_atomic_thread_fence(int mo) { (void)mo; __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 void __tsan_atomic_signal_fence(int mo) { (void)mo; }
 
 /* Atomics: done for real (one thread runs at a time, so plainly), and watched
- * as atomic accesses: atomics never race with each other. */
+ * as atomic accesses: atomics never race with each other. Every store they make lands
+ * after watch() saw it (a compare-exchange's expected value too, when it fails). */
 #define ATOMIC_OPS(N, T)                                                                            \
     T __tsan_atomic##N##_load(const volatile T *a, int mo) {                                        \
         (void)mo; watch((void *)a, sizeof(T), 0, 1, RA); return *a;                                 \
@@ -1044,11 +1675,11 @@ void __tsan_atomic_signal_fence(int mo) { (void)mo; }
     }                                                                                               \
     int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo) {    \
         (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
-        if (*a == *c) { *a = v; return 1; } *c = *a; return 0;                                      \
+        if (*a == *c) { *a = v; return 1; } watch(c, sizeof(T), 1, 0, RA); *c = *a; return 0;       \
     }                                                                                               \
     int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo) {      \
         (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
-        if (*a == *c) { *a = v; return 1; } *c = *a; return 0;                                      \
+        if (*a == *c) { *a = v; return 1; } watch(c, sizeof(T), 1, 0, RA); *c = *a; return 0;       \
     }                                                                                               \
     T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo) {          \
         (void)mo; (void)fmo; watch((void *)a, sizeof(T), 1, 1, RA);                                 \
@@ -1153,16 +1784,23 @@ static void write_result(const char *status, const char *message) {
             file[n] = 0;
             jput("%s[0, 0, ", i > 1 ? ", " : "");
             jstr(file);
-            jput(", %d, %d]", s->line, s->col);
+            jput(", %d, %d, ", s->line, s->col);
+            jstr(s->launch);
+            for (int k = 0; k < M_OPS; k++) jput(", %u", s->ops[k]);
+            jput("]");
         } else {
             jput("%s[%llu, %llu, ", i > 1 ? ", " : "", (unsigned long long)s->pc, (unsigned long long)s->caller);
             jstr(s->launch);
-            jput(", %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu]", (unsigned long long)s->accesses[0],
+            jput(", %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu, %llu", (unsigned long long)s->accesses[0],
                  (unsigned long long)s->accesses[1], (unsigned long long)s->accesses[2],
                  (unsigned long long)s->accesses[3], (unsigned long long)s->g_requests,
                  (unsigned long long)s->g_sectors, (unsigned long long)s->g_ideal,
                  (unsigned long long)s->s_requests, (unsigned long long)s->s_wavefronts,
                  (unsigned long long)s->s_ideal);
+            jput(", %llu, %llu, %llu, %llu, ", (unsigned long long)s->bytes[0], (unsigned long long)s->bytes[1],
+                 (unsigned long long)s->bytes[2], (unsigned long long)s->bytes[3]);
+            jstr(s->buffer);
+            jput("]");
         }
     }
     jput("], \"unpriced_accesses\": %llu", (unsigned long long)T.unpriced);
@@ -1217,8 +1855,17 @@ static void where(char *out, size_t n, uintptr_t pc) {
              t == &S.cpu ? "true" : "false", S.case_index, S.label);
 }
 
+#ifndef SEGV_PKUERR
+#define SEGV_PKUERR 4
+#endif
+
 static void on_fault(int sig, siginfo_t *info, void *uc) {
+    FENCE_OPEN();
     uintptr_t pc = context_pc(uc);
+    if (sig == SIGSEGV && info->si_code == SEGV_PKUERR && roots.r.fence) {
+        /* The fence: a store into the vault that the guard was not shown. */
+        refuse("harness_write", (uintptr_t)info->si_addr, 0, (void *)(pc + 1), 0);
+    }
     /* A fault inside the reservation was already reported by the access hook; elsewhere
      * it is an address the kernel computed far outside every buffer. */
     int wrote = context_wrote(uc);
@@ -1231,6 +1878,12 @@ static void on_fault(int sig, siginfo_t *info, void *uc) {
                  (unsigned long long)(uintptr_t)info->si_addr, sig, at);
         saw(f, S.cur && S.cur != &S.cpu ? S.cur->gtid : -1, 0);
     }
+    stop_case();
+}
+
+/* The case stops here: what was found is written, and the workbook runs the next cases
+ * in a new process. */
+__attribute__((noreturn)) static void stop_case(void) {
     snprintf(S.shared_table + strlen(S.shared_table), sizeof S.shared_table - strlen(S.shared_table),
              ", \"stopped_case\": %d", S.case_index);
     write_result("fatal", "");
@@ -1242,6 +1895,7 @@ static void on_tick(int sig) {
 }
 
 static void on_alarm(int sig, siginfo_t *info, void *uc) {
+    FENCE_OPEN();
     (void)info;
     double t = now();
     const char *why = NULL;
@@ -1271,7 +1925,7 @@ static void install_handlers(void) {
     (void)on_tick;
     /* A stack of its own for the handlers: a fault may come from a thread's own stack. */
     stack_t ss;
-    ss.ss_sp = malloc(256 * 1024);
+    ss.ss_sp = vault_pages_as(256 * 1024, 0); /* the kernel writes a handler's frame there */
     ss.ss_size = 256 * 1024;
     ss.ss_flags = 0;
     if (ss.ss_sp) sigaltstack(&ss, NULL);
@@ -1286,6 +1940,13 @@ static void install_handlers(void) {
 static int anchor;
 
 void wb_begin(void) {
+    FENCED;
+    vault_open();
+    JCAP = 1 << 20; /* the result's buffer (write_result) */
+    J = xcalloc(1, JCAP);
+    snprintf(S.host_label, sizeof S.host_label, "elementwise");
+    S.host_label_len = 11;
+    guard_open();
     const char *why = wbrun_start(&S.run);
     if (why) die("%s", why);
     /* Not dumpable: no other process of this user (a shell the kernel started) may open
@@ -1322,10 +1983,11 @@ i64 wb_wants(i64 index) { return wbrun_wants(&S.run, index); }
 
 /* A new case: the last case's buffers are given back. */
 void wb_case_begin(i64 index, i64 total) {
+    FENCED;
     char text[64];
     int n = snprintf(text, sizeof text, "running %lld %lld", (long long)index + 1, (long long)total);
     wbrun_replace(&S.run, WBRUN_PHASE, text, (size_t)n);
-    for (int i = S.case_regions_from; i < S.nregions; i++) free(S.regions[i].shadow);
+    for (int i = S.case_regions_from; i < S.nregions; i++) xfree(S.regions[i].shadow);
     S.nregions = S.case_regions_from;
     if (S.heap_next > S.heap_case_mark) {
         munmap((void *)S.heap_case_mark, S.heap_next - S.heap_case_mark);
@@ -1347,6 +2009,7 @@ static i64 buffer(const char *name, i64 name_len, int role, i64 count, i64 elem,
 }
 
 i64 wb_input(const char *name, i64 name_len, i64 offset, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
+    FENCED;
     i64 a = buffer(name, name_len, ROLE_INPUT, count, elem, rank, d0, d1, d2);
     region_t *r = &S.regions[S.nregions - 1];
     if ((size_t)(offset + count * elem) > S.run.inputs_bytes) die("inputs.bin is shorter than the plan says");
@@ -1356,17 +2019,20 @@ i64 wb_input(const char *name, i64 name_len, i64 offset, i64 count, i64 elem, i6
 }
 
 i64 wb_output(const char *name, i64 name_len, i64 count, i64 elem, i64 zero, i64 rank, i64 d0, i64 d1, i64 d2) {
+    FENCED;
     i64 a = buffer(name, name_len, ROLE_OUTPUT, count, elem, rank, d0, d1, d2);
     S.regions[S.nregions - 1].zero = (int)zero;
     return a;
 }
 
 i64 wb_scratch(const char *name, i64 name_len, i64 count, i64 elem, i64 rank, i64 d0, i64 d1, i64 d2) {
+    FENCED;
     return buffer(name, name_len, ROLE_SCRATCH, count, elem, rank, d0, d1, d2);
 }
 
 /* A repeat begins: outputs poisoned (or zeroed, for sums), scratch poisoned, shadows fresh. */
 void wb_rep_begin(i64 rep) {
+    FENCED;
     S.rep = (int)rep;
     S.launch_in_case = 0;
     for (int i = S.case_regions_from; i < S.nregions; i++) {
@@ -1391,6 +2057,7 @@ static void record(int fd, int32_t kind, int32_t a, int32_t b, int32_t c, const 
 /* A repeat ends: its outputs go to outputs.bin, each behind a header naming it. The
  * first repeat also records who wrote each output element, and how often. */
 void wb_rep_end(i64 rep) {
+    FENCED;
     int k = 0;
     for (int i = S.case_regions_from; i < S.nregions; i++) {
         region_t *r = &S.regions[i];
@@ -1407,7 +2074,7 @@ void wb_rep_end(i64 rep) {
                 if (c->writes > most) most = c->writes;
             }
             record(S.writers_fd, 1, S.case_index, k, (int32_t)r->count, writers, r->count * sizeof(int32_t));
-            free(writers);
+            xfree(writers);
             int32_t most_writes[1] = {(int32_t)most};
             record(S.counters_fd, 2, S.case_index, k, 1, most_writes, sizeof most_writes);
         }
@@ -1418,15 +2085,20 @@ void wb_rep_end(i64 rep) {
 /* An op's CPU kernel runs between these: its accesses are watched too (reads past an
  * end, reads of what nothing wrote), as one thread with no races to find. */
 void wb_cpu_begin(void) {
+    FENCED;
     memset(&S.cpu, 0, sizeof S.cpu);
     S.cpu.gtid = -1;
     snprintf(S.label, sizeof S.label, "cpu");
     S.cur = &S.cpu;
 }
 
-void wb_cpu_end(void) { S.cur = NULL; }
+void wb_cpu_end(void) {
+    FENCED;
+    S.cur = NULL;
+}
 
 void wb_finish(void) {
+    FENCED;
     write_result(S.stopped ? "fatal" : "ok", "");
     close(S.out_fd);
     close(S.writers_fd);
@@ -1486,9 +2158,11 @@ i64 wbsim_address(void *f) { return (i64)(uintptr_t)f; }
 
 /* The end of a thread's stretch: it resumes when every thread of the block got here. */
 void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     t->barrier_pc = __builtin_return_address(0);
     t->barrier_site = source_site(file, file_len, line, col);
+    method_count(M_BARRIER, t->barrier_site);
     t->state = ST_AT_BARRIER;
     S.progress++;
     swapcontext(&t->ctx, &S.main_ctx);
@@ -1501,9 +2175,11 @@ void wbsim_barrier(const char *file, i64 file_len, i64 line, i64 col) {
 i64 wbsim_warp_in(void) { return (i64)(S.warp_in + (size_t)current()->index * WARP_SLOT); }
 
 void wbsim_warp_arrive(i64 op, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     t->warp_op = (int)op;
     t->warp_site = source_site(file, file_len, line, col);
+    if (op >= 1 && op <= M_MMA + 1) method_count((int)op - 1, t->warp_site);
     t->state = ST_AT_WARP;
     swapcontext(&t->ctx, &S.main_ctx);
 }
@@ -1522,6 +2198,7 @@ i64 wbsim_warp_lanes(void) {
  * brought nothing: no thread has that lane (a partial warp), or it had finished the
  * kernel. Both are findings: on a GPU the value is whatever the hardware holds. */
 i64 wbsim_warp_fetch(i64 src) {
+    FENCED;
     thread_t *t = current();
     int first = t->linear / WARP * WARP, base = t->index - t->linear;
     int lanes = S.nthreads - first < WARP ? S.nthreads - first : WARP;
@@ -1581,6 +2258,7 @@ static void unpaired(thread_t *t, const char *which, u32 site) {
 }
 
 void wbsim_cluster_arrive(i64 relaxed, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     if (t->arrived > t->waited) {
         unpaired(t, "arrive-twice", source_site(file, file_len, line, col));
@@ -1588,10 +2266,12 @@ void wbsim_cluster_arrive(i64 relaxed, const char *file, i64 file_len, i64 line,
     }
     t->arrived++;
     if (relaxed && t->arrived <= 64) t->relaxed |= 1ULL << (t->arrived - 1);
+    method_count(M_CLUSTER_ARRIVE, source_site(file, file_len, line, col));
     S.progress++;
 }
 
 void wbsim_cluster_wait(const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     if (t->arrived == t->waited) {
@@ -1599,6 +2279,7 @@ void wbsim_cluster_wait(const char *file, i64 file_len, i64 line, i64 col) {
         t->arrived++; /* go on as if it had arrived, to find what else there is */
     }
     t->cluster_site = site;
+    method_count(M_CLUSTER_WAIT, site);
     t->barrier_pc = __builtin_return_address(0);
     t->state = ST_AT_CLUSTER;
     S.progress++;
@@ -1636,6 +2317,7 @@ static void warp_stuck(int base, int w, int at_op, int elsewhere, int finished) 
  * the k-th call of each gets the same bytes. Never-written bytes are 0xFF. */
 i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d2, const char *file,
                  i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     size_t al = align < 16 ? 16 : (size_t)align;
     size_t offset = (t->shared_offset + al - 1) / al * al;
@@ -1677,12 +2359,20 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
  * copy's fill value). */
 void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, const char *file, i64 file_len,
                       i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
+    /* `fill` is this thread's own exchange slot (wbsim.mojo's async_copy): nothing else. */
+    uintptr_t own = (uintptr_t)S.scratch + (size_t)t->index * BLOCK_SLOT;
+    if ((uintptr_t)fill != own || bytes < 0 || bytes > 16 || have > bytes)
+        refuse(harness_memory((uintptr_t)fill, 16) ? "harness_write" : "wild_write", (uintptr_t)fill, 16, NULL, site);
+    method_count(M_ASYNC_COPY, site);
     if (have > 0) {
         uintptr_t s = (uintptr_t)src;
         if (s - S.heap_lo < HEAP_RESERVE) {
+            S.async_reading = 1; /* its source is read by the copy, not by a plain load */
             on_access(s, (size_t)have, 0, 0, NULL, site);
+            S.async_reading = 0;
             memcpy(fill, (const void *)s, (size_t)have);
         } else {
             memset(fill, 0xFF, (size_t)have); /* not simulator memory: never read it */
@@ -1695,6 +2385,9 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     if (!r || r != S.arena) {
         if (r) die("async_copy's destination (line %lld) must be shared memory (stack_allocation with "
                    "address_space=AddressSpace.SHARED)", (long long)line);
+        uintptr_t d = (uintptr_t)dst;
+        if (d - S.heap_lo >= HEAP_RESERVE || (size_t)bytes > S.heap_lo + HEAP_RESERVE - d) /* never given */
+            refuse(harness_memory(d, (size_t)bytes) ? "harness_write" : "wild_write", d, (size_t)bytes, NULL, site);
         outside((uintptr_t)dst, (size_t)bytes, 1, site);
         return;
     }
@@ -1702,12 +2395,11 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
         outside((uintptr_t)dst, (size_t)bytes, 1, site);
         return;
     }
-    if (npending == pending_cap) {
-        pending_cap = pending_cap ? pending_cap * 2 : 1024;
-        pendings = realloc(pendings, (size_t)pending_cap * sizeof *pendings);
-        if (!pendings) die("out of memory");
+    if (S.npending == S.pending_cap) {
+        S.pending_cap = S.pending_cap ? S.pending_cap * 2 : 1024;
+        S.pendings = xrealloc(S.pendings, (size_t)S.pending_cap * sizeof *S.pendings);
     }
-    struct pending_s *p = &pendings[npending++];
+    struct pending_s *p = &S.pendings[S.npending++];
     p->dst = (uintptr_t)dst;
     p->gtid = t->gtid;
     p->arena = S.arena;
@@ -1719,23 +2411,29 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     for (int i = 0; i < p->bytes; i++) r->shadow[off + i].flags |= F_PENDING;
 }
 
-void wbsim_async_commit(void) {
-    thread_t *t = current();
-    for (int i = 0; i < npending; i++)
-        if (pendings[i].gtid == t->gtid && pendings[i].group < 0) pendings[i].group = t->committed;
+static void async_commit(thread_t *t) {
+    for (int i = 0; i < S.npending; i++)
+        if (S.pendings[i].gtid == t->gtid && S.pendings[i].group < 0) S.pendings[i].group = t->committed;
     t->committed++;
+}
+
+void wbsim_async_commit(void) {
+    FENCED;
+    async_commit(current());
 }
 
 /* The copies of this thread's groups but the newest `keep` land (all = every copy, the
  * uncommitted ones too: cp.async.wait_all commits first). */
 void wbsim_async_wait(i64 keep, i64 all) {
+    FENCED;
     thread_t *t = current();
-    if (all) wbsim_async_commit();
+    method_count(M_ASYNC_WAIT, 0);
+    if (all) async_commit(t);
     int j = 0;
-    for (int i = 0; i < npending; i++) {
-        struct pending_s p = pendings[i];
+    for (int i = 0; i < S.npending; i++) {
+        struct pending_s p = S.pendings[i];
         if (p.gtid != t->gtid || p.group < 0 || p.group >= t->committed - (int)keep) {
-            pendings[j++] = p;
+            S.pendings[j++] = p;
             continue;
         }
         size_t off = p.dst - p.arena->base;
@@ -1743,11 +2441,11 @@ void wbsim_async_wait(i64 keep, i64 all) {
         memcpy((void *)p.dst, p.data, (size_t)p.bytes);
         on_access(p.dst, (size_t)p.bytes, 1, 0, NULL, p.site);
     }
-    npending = j;
+    S.npending = j;
     /* A byte another pending copy also targets stays pending. */
-    for (int i = 0; i < npending; i++) {
-        size_t off = pendings[i].dst - pendings[i].arena->base;
-        for (int b = 0; b < pendings[i].bytes; b++) pendings[i].arena->shadow[off + b].flags |= F_PENDING;
+    for (int i = 0; i < S.npending; i++) {
+        size_t off = S.pendings[i].dst - S.pendings[i].arena->base;
+        for (int b = 0; b < S.pendings[i].bytes; b++) S.pendings[i].arena->shadow[off + b].flags |= F_PENDING;
     }
 }
 
@@ -1787,32 +2485,13 @@ void wbsim_async_wait(i64 keep, i64 all) {
  * cluster barrier orders accesses on its own terms, see unordered(); an order
  * that needs both, one after the other, is not followed through.) */
 
-#define MAX_MBARS 16
-#define TOKEN_MAGIC 0x5B7ULL
-
-typedef struct {
-    uintptr_t addr;
-    int gen;                     /* inits so far in this block */
-    int count, arrived;          /* arrivals a phase needs; arrivals the current phase has */
-    i64 phase;                   /* phases completed since the last init */
-    u32 init_site, arrive_site;  /* the line of its last init, of its last arrival */
-    u64 init_ep, use_ep;         /* the last init, and the last arrive or wait: who and when */
-    int init_tid, use_tid;
-    int init_cl, use_cl;         /* the cluster arrivals that thread had made then */
-    u32 init_clk, use_clk, use_site;
-    u32 *cur, *done;             /* clocks the current phase's arrivals brought; the last completed phase's */
-    size_t cap;
-} mbar_t;
-
-static mbar_t mbars[MAX_CLUSTER][MAX_MBARS]; /* per block of the cluster, by rank */
-static int nmbars[MAX_CLUSTER];
 
 static void enter_block(int rank);
 
 /* The block at rank `rank` starts with no barriers, and its threads knowing nothing of
  * each other. */
 static void mbar_block_begin(int rank) {
-    nmbars[rank] = 0;
+    S.nmbars[rank] = 0;
     S.vc_on[rank] = 0;
 }
 
@@ -1820,7 +2499,7 @@ static void vc_enable(int rank) {
     if (S.vc_on[rank]) return;
     size_t need = (size_t)S.nthreads * S.nthreads;
     if (need > S.vc_cap[rank]) {
-        free(S.vc[rank]);
+        xfree(S.vc[rank]);
         S.vc[rank] = xcalloc(need, sizeof(u32));
         S.vc_cap[rank] = need;
     }
@@ -1829,8 +2508,8 @@ static void vc_enable(int rank) {
 }
 
 static int mbar_index(int rank, uintptr_t addr) {
-    for (int i = 0; i < nmbars[rank]; i++)
-        if (mbars[rank][i].addr == addr) return i;
+    for (int i = 0; i < S.nmbars[rank]; i++)
+        if (S.mbars[rank][i].addr == addr) return i;
     return -1;
 }
 
@@ -1861,7 +2540,7 @@ static void mbar_leftover(mbar_t *b, int reinit) {
 /* The block at rank `rank` ended: arrivals its barriers still hold are findings. */
 static void mbar_block_end(int rank) {
     enter_block(rank);
-    for (int i = 0; i < nmbars[rank]; i++) mbar_leftover(&mbars[rank][i], 0);
+    for (int i = 0; i < S.nmbars[rank]; i++) mbar_leftover(&S.mbars[rank][i], 0);
 }
 
 /* The barrier at `addr`, used (arrive or wait) by the running thread: NULL when nothing
@@ -1873,7 +2552,7 @@ static mbar_t *mbar_use(uintptr_t addr, u32 site) {
         saw(finding("mbarrier_uninitialized", -1, -1, site, 0, NULL), t->gtid, 0);
         return NULL;
     }
-    mbar_t *b = &mbars[t->rank][i];
+    mbar_t *b = &S.mbars[t->rank][i];
     if (unordered(b->init_ep, b->init_tid, b->init_cl, b->init_clk)) {
         finding_t *f = mbar_finding("mbarrier_race", site, b);
         if (f && f->events == 0) f->other_thread = b->init_tid;
@@ -1884,6 +2563,7 @@ static mbar_t *mbar_use(uintptr_t addr, u32 site) {
 }
 
 void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     region_t *r = region_at((uintptr_t)addr);
@@ -1892,16 +2572,16 @@ void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 li
             "address_space=AddressSpace.SHARED", (long long)line);
     int i = mbar_index(t->rank, (uintptr_t)addr);
     if (i < 0) {
-        if (nmbars[t->rank] == MAX_MBARS) die("more than %d mbarriers in one block", MAX_MBARS);
-        i = nmbars[t->rank]++;
-        memset(&mbars[t->rank][i].addr, 0, offsetof(mbar_t, cur));
-        mbars[t->rank][i].addr = (uintptr_t)addr;
+        if (S.nmbars[t->rank] == MAX_MBARS) die("more than %d mbarriers in one block", MAX_MBARS);
+        i = S.nmbars[t->rank]++;
+        memset(&S.mbars[t->rank][i].addr, 0, offsetof(mbar_t, cur));
+        S.mbars[t->rank][i].addr = (uintptr_t)addr;
     }
-    mbar_t *b = &mbars[t->rank][i];
+    mbar_t *b = &S.mbars[t->rank][i];
     vc_enable(t->rank);
     if (b->cap < (size_t)S.nthreads) {
-        free(b->cur);
-        free(b->done);
+        xfree(b->cur);
+        xfree(b->done);
         b->cur = xcalloc((size_t)S.nthreads, sizeof(u32));
         b->done = xcalloc((size_t)S.nthreads, sizeof(u32));
         b->cap = (size_t)S.nthreads;
@@ -1928,6 +2608,7 @@ void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 li
         saw(f, t->gtid, 0);
         if (count < 1) count = 1;
     }
+    method_count(M_MBAR_INIT, site);
     b->gen++;
     b->count = (int)count;
     b->arrived = 0;
@@ -1942,12 +2623,14 @@ void wbsim_mbar_init(i64 addr, i64 count, const char *file, i64 file_len, i64 li
 }
 
 i64 wbsim_mbar_arrive(i64 addr, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     mbar_t *b = mbar_use((uintptr_t)addr, site);
     if (!b) return 0;
-    int index = (int)(b - mbars[t->rank]);
+    int index = (int)(b - S.mbars[t->rank]);
     i64 token = mbar_token(index, b);
+    method_count(M_MBAR_ARRIVE, site);
     b->arrive_site = site;
     u32 *mine = vc_row(t);
     for (int u = 0; u < S.nthreads; u++)
@@ -1988,7 +2671,7 @@ static int mbar_wait(thread_t *t, mbar_t *b, i64 target, int blocking, u32 site)
         return 1;
     }
     t->state = ST_AT_MBAR;
-    t->mbar = (int)(b - mbars[t->rank]);
+    t->mbar = (int)(b - S.mbars[t->rank]);
     t->mbar_phase = target;
     t->mbar_gen = b->gen;
     t->mbar_blocking = blocking;
@@ -2002,11 +2685,12 @@ static int mbar_wait(thread_t *t, mbar_t *b, i64 target, int blocking, u32 site)
 }
 
 i64 wbsim_mbar_test_wait(i64 addr, i64 state, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     mbar_t *b = mbar_use((uintptr_t)addr, site);
     if (!b) return 1;
-    int self = (int)(b - mbars[t->rank]);
+    int self = (int)(b - S.mbars[t->rank]);
     u64 s = (u64)state;
     i64 k = (i64)(s & 0xFFFFFFFFFFULL);
     int token = ((s >> 52) & 0x7FF) == TOKEN_MAGIC, index = (int)((s >> 40) & 0xF), gen = (int)((s >> 44) & 0xFF);
@@ -2026,16 +2710,19 @@ i64 wbsim_mbar_test_wait(i64 addr, i64 state, const char *file, i64 file_len, i6
         saw(f, t->gtid, 0);
         target = (i64)(s >> 63) == (b->phase & 1) ? b->phase : b->phase - 1;
     }
-    return mbar_wait(t, b, target, 0, site);
+    int done = mbar_wait(t, b, target, 0, site);
+    if (done) method_count(M_MBAR_WAIT, site);
+    return done;
 }
 
 void wbsim_mbar_wait_parity(i64 addr, i64 parity, const char *file, i64 file_len, i64 line, i64 col) {
+    FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
     mbar_t *b = mbar_use((uintptr_t)addr, site);
     if (!b) return;
     i64 target = (parity & 1) == (b->phase & 1) ? b->phase : b->phase - 1;
-    mbar_wait(t, b, target, 1, site);
+    if (mbar_wait(t, b, target, 1, site)) method_count(M_MBAR_WAIT, site);
 }
 
 /* Nothing can run, and threads are parked at mbarrier waits no arrival can complete any
@@ -2074,7 +2761,7 @@ static void mbar_stuck(void) {
         if (j < nsites) counts[j]++;
     }
     enter_block(rank);
-    mbar_t *b = &mbars[rank][S.threads[first].mbar];
+    mbar_t *b = &S.mbars[rank][S.threads[first].mbar];
     finding_t *f = finding("mbarrier_deadlock", -1, -1, S.threads[first].mbar_site, b->init_site, NULL);
     if (!f) return;
     int n = snprintf(f->extra, sizeof f->extra,
@@ -2094,12 +2781,26 @@ static void mbar_stuck(void) {
 /* Launching                                                                 */
 /* ------------------------------------------------------------------------- */
 
-static void trampoline(void) {
+/* The kernel returned: back to the scheduler, trusting nothing the thread's stack or
+ * registers hold (the kernel could write its stack: its callers' saved registers too). */
+__attribute__((noinline, noreturn)) static void thread_done(void) {
+    FENCE_OPEN();
     thread_t *t = S.cur;
-    S.entry(S.kbox);
     t->state = ST_FINISHED;
     S.progress++;
-    /* returning continues main_ctx (uc_link) */
+    setcontext(&S.main_ctx);
+    _exit(SIM_MISUSE);
+}
+
+static void trampoline(void) {
+    thread_t *t = S.cur;
+    /* Its own frame and what makecontext put above it are not the kernel's to write. */
+    t->stack_hi = (uintptr_t)__builtin_frame_address(0);
+    void (*entry)(i64) = S.entry;
+    i64 kbox = S.kbox;
+    FENCE_CLOSE(); /* the learner's code */
+    entry(kbox);
+    thread_done();
 }
 
 /* What the running thread sees of the simulator: its block's shared memory, round and
@@ -2196,27 +2897,31 @@ __attribute__((noinline)) static void new_thread(int i, int rank, int block) {
     t->ctx.uc_link = &S.main_ctx;
     t->ctx.uc_stack.ss_sp = S.stacks + (size_t)index * (STACK_BYTES + PAGE) + PAGE;
     t->ctx.uc_stack.ss_size = STACK_BYTES;
+    t->stack_lo = (uintptr_t)t->ctx.uc_stack.ss_sp;
+    t->stack_hi = t->stack_lo + STACK_BYTES; /* lowered to the trampoline's frame once it runs */
     makecontext(&t->ctx, trampoline, 0);
 }
 
+/* Threads' stacks and the slots they put values in for block.* and warp operations are
+ * the parts of the vault the learner's threads write: pages without the vault's key. */
 static void ensure_threads(int n) {
     if (n <= S.threads_cap) return;
     S.last_ran = NULL; /* it pointed into the array freed here */
-    free(S.threads);
-    if (S.stacks) munmap(S.stacks, (size_t)S.stacks_cap * (STACK_BYTES + PAGE));
+    xfree(S.threads);
+    if (S.stacks) {
+        vault_unpages(S.stacks, (size_t)S.stacks_cap * (STACK_BYTES + PAGE));
+        vault_unpages(S.scratch, S.scratch_cap);
+        vault_unpages(S.warp_in, ((size_t)S.threads_cap + WARP) * WARP_SLOT);
+    }
     S.threads = xcalloc((size_t)n, sizeof(thread_t));
     size_t each = STACK_BYTES + PAGE;
-    S.stacks = mmap(NULL, (size_t)n * each, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                    -1, 0);
-    if (S.stacks == MAP_FAILED) die("could not map stacks for %d simulated threads", n);
+    S.stacks = vault_pages_as((size_t)n * each, 0);
     for (int i = 0; i < n; i++) mprotect(S.stacks + (size_t)i * each, PAGE, PROT_NONE);
     S.threads_cap = S.stacks_cap = n;
-    S.scratch_cap = (size_t)n * 64;
-    free(S.scratch);
-    S.scratch = xcalloc(S.scratch_cap, 1);
-    free(S.warp_in);
-    free(S.warp_out);
-    S.warp_in = xcalloc((size_t)n + WARP, WARP_SLOT);
+    S.scratch_cap = (size_t)n * BLOCK_SLOT;
+    S.scratch = vault_pages_as(S.scratch_cap, 0);
+    S.warp_in = vault_pages_as(((size_t)n + WARP) * WARP_SLOT, 0);
+    xfree(S.warp_out);
     S.warp_out = xcalloc((size_t)n + WARP, WARP_SLOT);
 }
 
@@ -2240,7 +2945,7 @@ static void shared_snapshot(void) {
         record(S.writers_fd, 4, S.case_index, k, (int32_t)count, about, sizeof about);
         put(S.writers_fd, label, sizeof label);
         put(S.writers_fd, writers, count * sizeof(int32_t));
-        free(writers);
+        xfree(writers);
     }
 }
 
@@ -2255,7 +2960,7 @@ static void writes_mark(void) {
         region_t *r = &S.regions[i];
         if (r->role != ROLE_OUTPUT && r->role != ROLE_SCRATCH) continue;
         if (r->count > write_marks_cap[i]) {
-            free(write_marks[i]);
+            xfree(write_marks[i]);
             write_marks[i] = xcalloc(r->count, sizeof(u32));
             write_marks_cap[i] = r->count;
         }
@@ -2286,6 +2991,20 @@ static void writes_out(void) {
     }
 }
 
+/* Kind 5, the launch's methods (M_COUNT counts); kind 6, per buffer it used, its USE_*
+ * counts and its name. */
+static void methods_out(void) {
+    record(S.counters_fd, 5, S.case_index, S.launch_in_case, M_COUNT, S.method, sizeof S.method);
+    for (int i = S.case_regions_from; i < S.nregions; i++) {
+        u32 *use = S.buffer_use[i];
+        if (!use[USE_LOADS] && !use[USE_STORES] && !use[USE_ASYNC]) continue;
+        record(S.counters_fd, 6, S.case_index, S.launch_in_case, USES, use, USES * sizeof(u32));
+        char name[48] = {0};
+        snprintf(name, sizeof name, "%s", S.regions[i].name);
+        put(S.counters_fd, name, sizeof name);
+    }
+}
+
 static void counters_out(void) {
     if (S.rep != 0 || !S.counts) return;
     writes_out();
@@ -2295,6 +3014,7 @@ static void counters_out(void) {
     char label[48] = {0};
     snprintf(label, sizeof label, "%s", S.label);
     put(S.counters_fd, label, sizeof label);
+    methods_out();
 }
 
 /* Which barrier() the waiting threads of the block at rank `rank` wait at, and where the
@@ -2411,7 +3131,7 @@ static int run_cluster(int reverse) {
     }
     memset(S.phase_sites, 0, sizeof S.phase_sites);
     S.nallocs = 0;
-    npending = 0; /* a copy no thread waited for never lands */
+    S.npending = 0; /* a copy no thread waited for never lands */
     S.shared_problem = 0;
     S.arena_used = 0;
     for (int r = 0; r < S.csize; r++)
@@ -2521,6 +3241,8 @@ static int run_cluster(int reverse) {
             shared_snapshot();
         }
     traffic_flush();
+    for (int r = 0; r < S.csize; r++)
+        if (S.rep == 0 && (u32)S.rounds[r] > S.method[M_ROUNDS]) S.method[M_ROUNDS] = (u32)S.rounds[r];
     if (S.shared_problem && !result) {
         finding_t *f = finding(S.shared_problem == 1 ? "shared_overflow" : "shared_calls_differ", -1, -1, 0, 0,
                                NULL);
@@ -2536,8 +3258,8 @@ static int run_cluster(int reverse) {
 /* Run every cluster of one launch (a launch without clusters: clusters of one block),
  * forward or in reverse order (clusters, their blocks and threads). Returns 0, or 1
  * when the launch could not finish (the case stops there). */
-i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx, i64 cy,
-                 i64 cz, i64 reverse, const char *label, i64 label_len) {
+static i64 launch_all(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx,
+                      i64 cy, i64 cz, i64 reverse, const char *label, i64 label_len) {
     S.launch_serial++;
     S.entry = entry;
     S.kbox = kbox;
@@ -2559,11 +3281,13 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
     size_t total = (size_t)S.nthreads * (size_t)blocks;
     if (S.rep == 0) {
         if (total * 8 > S.counts_cap) {
-            free(S.counts);
+            xfree(S.counts);
             S.counts_cap = total * 8;
             S.counts = xcalloc(S.counts_cap, sizeof(u32));
         }
         memset(S.counts, 0, total * 8 * sizeof(u32));
+        memset(S.method, 0, sizeof S.method);
+        memset(S.buffer_use, 0, sizeof S.buffer_use);
         writes_mark();
     }
     u32 *counts = S.counts;
@@ -2587,6 +3311,12 @@ i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i
     return result;
 }
 
+i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx, i64 cy,
+                 i64 cz, i64 reverse, const char *label, i64 label_len) {
+    FENCED;
+    return launch_all(entry, kbox, gx, gy, gz, bx, by, bz, cx, cy, cz, reverse, label, label_len);
+}
+
 /* A kernel used the simulator in a way it can't go on from (block.sum with the
  * wrong block_size, say): say so and stop. */
 void wbsim_misuse(const char *message, i64 len) {
@@ -2601,17 +3331,18 @@ void wbsim_misuse(const char *message, i64 len) {
 
 /* The generated launcher names them before it calls the learner's function;
  * they run forward in even repeats and in reverse in odd ones, as its own do. */
-static char host_label[64] = "elementwise";
-static i64 host_label_len = 11;
-
 void wbsim_host_label(const char *label, i64 len) {
-    if (len >= (i64)sizeof host_label) len = sizeof host_label - 1;
-    memcpy(host_label, label, (size_t)len);
-    host_label_len = len;
-    host_calling = 1;
+    FENCED;
+    if (len >= (i64)sizeof S.host_label) len = sizeof S.host_label - 1;
+    memcpy(S.host_label, label, (size_t)len);
+    S.host_label_len = len;
+    S.host_calling = 1;
 }
 
-void wbsim_host_done(void) { host_calling = 0; }
+void wbsim_host_done(void) {
+    FENCED;
+    S.host_calling = 0;
+}
 
 /* The host function itself read or wrote a buffer, outside every launch. On a GPU
  * that memory is the device's and the host can't touch it (the program crashes), so
@@ -2620,17 +3351,19 @@ static void host_access(uintptr_t a, size_t n, int write, void *pc) {
     (void)n;
     region_t *r = region_at(a);
     if (!r || r->role == ROLE_SHARED) return;
-    snprintf(S.label, sizeof S.label, "%.*s", (int)host_label_len, host_label);
+    snprintf(S.label, sizeof S.label, "%.*s", (int)S.host_label_len, S.host_label);
     finding_t *f = finding(write ? "host_write" : "host_read", (int)(r - S.regions), -1, site_of(pc, NULL), 0, NULL);
     saw(f, -1, element_of(r, a));
 }
 
 i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
-    return wbsim_launch(entry, kbox, blocks, 1, 1, threads, 1, 1, 1, 1, 1, S.rep % 2, host_label, host_label_len);
+    FENCED;
+    return launch_all(entry, kbox, blocks, 1, 1, threads, 1, 1, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
 }
 
 /* ctx.enqueue_function in a learner's host function (wbsim.mojo's DeviceContext):
  * the grid and block it asks for, under the same name and order. */
 i64 wbsim_host_launch3(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz) {
-    return wbsim_launch(entry, kbox, gx, gy, gz, bx, by, bz, 1, 1, 1, S.rep % 2, host_label, host_label_len);
+    FENCED;
+    return launch_all(entry, kbox, gx, gy, gz, bx, by, bz, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
 }

@@ -9,11 +9,12 @@ from a build with line tables.
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import build, judge, kernelrun, occupancy, ptx, sanitizer, settings, speed, timing, toolchain
+from .. import build, judge, kernelrun, launcher, methods, occupancy, ptx, sanitizer, settings, speed, timing, toolchain
 from ..catalog import Part
 from ..channel import Sink
 from ..i18n import Msg, msg
@@ -70,9 +71,11 @@ def run(check: Check, parts: list[Part]) -> None:
             raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", check.puzzle.repeats,
                                 indices, limit=limit, tick=check.ticker("", "gpu"))
         check.children.check()
+        program = built.binary.read_bytes() if any(methods.ptx_rules(p) for p in parts) else b""
         for part in parts:
             dev = judge.judge(check, "gpu", part, raw, orders=False)
             dev.device_name = check.gpu.name
+            _methods(check, part, dev, program)
             check.kernels[part.id]["gpu"] = dev
             check.emit(part.id, "gpu", "phase.verdict", dev.status)
         if not check.options.part and all(check.kernels[p.id]["gpu"].status == Status.PASS for p in parts):
@@ -109,6 +112,19 @@ def run(check: Check, parts: list[Part]) -> None:
             pool.shutdown(wait=True)
 
 
+def _methods(check: Check, part: Part, dev: DeviceResult, program: bytes) -> None:
+    """The part's stated methods, as far as the PTX of the build that ran shows them
+    (workbook/methods.py): what the kernel ran is what the GPU build compiled."""
+    if not program or dev.status in (Status.CRASH, Status.TIMEOUT):
+        return
+    values_right = bool(dev.cases) and all(c.passed for c in dev.cases)
+    broken = methods.ptx_findings(check, part, program, values_right)
+    if broken:
+        dev.findings = (dev.findings or []) + broken
+        dev.status = Status.FAIL
+        dev.explain("reason.method", n=len(broken))
+
+
 def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
     """Time the parts that passed and care about speed, in a run of their own after the
     verdict (never under a sanitizer): warm-up, then each launch timed by the device."""
@@ -120,7 +136,17 @@ def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
     with check.stage("run/gpu-timing"):
         raw = _timed_run(check, built.binary, timed)
     judged = [spec for spec in timed if spec.part.speed.max_ratio_to_solution and spec.index in raw.times]
-    reference = raw.times if check.options.solutions else _solution_times(check, judged) if judged else {}
+    # The solution's times from the same process, alternated with the learner's where the
+    # launcher holds it (launcher.Solution); else from a launcher of its own, run after.
+    beside = {spec.index: raw.times[launcher.SOLUTION_TIMES + spec.index] for spec in judged
+              if launcher.SOLUTION_TIMES + spec.index in raw.times}
+    how = {spec.index: "alternated" for spec in judged if spec.index in beside}
+    if check.options.solutions:
+        reference, how = raw.times, {spec.index: "same_run" for spec in judged}
+    else:
+        rest = [spec for spec in judged if spec.index not in beside]
+        reference = {**(_solution_times(check, rest) if rest else {}), **beside}
+        how.update({spec.index: "own_launcher" for spec in rest})
     for spec in timed:
         part = spec.part
         if spec.index not in raw.times:
@@ -128,7 +154,7 @@ def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
             continue
         case = check.timed_cases[spec.index - len(check.plan.cases)]
         measured = speed.measure(part, case, spec.names(), raw.times[spec.index], check.gpu.name)
-        speed.against_solution(measured, part, reference.get(spec.index))
+        speed.against_solution(measured, part, reference.get(spec.index), how.get(spec.index, ""))
         check.speeds[part.id] = measured
         if measured.too_slow:
             dev = check.kernels[part.id]["gpu"]
@@ -138,9 +164,9 @@ def _time_parts(check: Check, parts: list[Part], built: build.Built) -> None:
             check.emit(part.id, "gpu", "phase.verdict", dev.status)
 
 
-def _timed_run(check: Check, binary: Path, specs: list) -> kernelrun.KernelRun:
+def _timed_run(check: Check, binary: Path, specs: list, plan: launcher.Plan | None = None) -> kernelrun.KernelRun:
     """One GPU run of the timed cases `specs` (their device times in `times`)."""
-    raw = kernelrun.run(check.children, binary, check.plan, check.inputs, "gpu", 1,
+    raw = kernelrun.run(check.children, binary, plan or check.plan, check.inputs, "gpu", 1,
                         [spec.index for spec in specs], limit=check.capped(settings.run_timeout()))
     check.children.check()
     return raw
@@ -153,12 +179,13 @@ def _solution_times(check: Check, specs: list) -> dict[int, list[int]]:
     if check.spent("GPU timing"):
         return {}
     with check.stage("build/gpu-solution"):
-        built = build.launcher(check.children, build.sources(check.puzzle, solutions=True), check.plan, "gpu",
+        plan = dataclasses.replace(check.plan, solution=None)  # the solution's own kernels are `puzzle` here
+        built = build.launcher(check.children, build.sources(check.puzzle, solutions=True), plan, "gpu",
                                check.target("gpu"))
     if not built.ok:
         return {}
     with check.stage("run/gpu-solution-timing"):
-        return _timed_run(check, built.binary, specs).times
+        return _timed_run(check, built.binary, specs, plan).times
 
 
 def ptx_check(check: Check, parts: list[Part], binary: Path) -> None:

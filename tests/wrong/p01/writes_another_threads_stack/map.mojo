@@ -1,0 +1,37 @@
+# WRONG ON PURPOSE (writes_another_threads_stack): Thread 1 writes through a pointer into the stack of the thread next to it: memory it was never given (on a GPU an illegal address). The simulator stops the case before the write lands.
+# Puzzle 1: map. One thread for each element.
+#
+# The workbook launches `add_ten` with one block of exactly `size` threads.
+# Every thread runs this same function; `thread_idx.x` tells a thread which
+# one it is (0, 1, 2, ...), and thread i looks after element i:
+#
+#     a       [ 1.5 | -2.0 |  7.0 | 0.25 ]
+#                |      |      |      |
+#     thread     0      1      2      3
+#                |      |      |      |
+#     output  [ 11.5 |  8.0 | 17.0 | 10.25 ]
+
+from max.gpu import thread_idx
+from layout import TileTensor
+from layout.tile_layout import row_major
+
+comptime dtype = DType.float32
+# The type of a vector of n values laid out one after another.
+comptime Vector[n: Int] = type_of(row_major[n]())
+
+
+def add_ten[size: Int](
+    output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+):
+    # FILL IN: this thread's element of `output` is its element of `a` plus 10.
+    # Which element is this thread's? thread_idx.x says. (2 lines)
+    #| pass
+    var i = thread_idx.x
+    output[i] = a[i] + 10
+    if i == 1:
+        var x = Int64(0)
+        var mine = Int(Pointer(to=x))
+        # one simulated thread's stack further down: another thread's
+        Pointer[Int64, MutUntrackedOrigin](unsafe_from_address=mine - 260 * 1024)[] = 7
+    # END FILL IN

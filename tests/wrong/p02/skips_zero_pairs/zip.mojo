@@ -1,0 +1,36 @@
+# WRONG ON PURPOSE (skips_zero_pairs): Writes only where a[i] or b[i] is not 0, as if two zeros left nothing to do: a position where both are 0 is never written, though its answer is 0.
+# Puzzle 2: zip. Two vectors in, one out, still one thread per element.
+#
+# The workbook launches `add_vectors` with one block of exactly `size`
+# threads. Thread i reads element i of both inputs and writes element i of
+# the output: the two inputs are walked side by side, like the two halves of
+# a zip.
+#
+#     a       [  1.0 |  2.0 |  3.0 |  4.0 ]
+#     b       [ 0.25 | -5.0 | 10.0 | -1.0 ]
+#                 |      |      |      |
+#     thread      0      1      2      3
+#                 |      |      |      |
+#     output  [ 1.25 | -3.0 | 13.0 |  3.0 ]
+
+from max.gpu import thread_idx
+from layout import TileTensor
+from layout.tile_layout import row_major
+
+comptime dtype = DType.float32
+# The type of a vector of n values laid out one after another.
+comptime Vector[n: Int] = type_of(row_major[n]())
+
+
+def add_vectors[size: Int](
+    output: TileTensor[mut=True, dtype, Vector[size], MutAnyOrigin],
+    a: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+    b: TileTensor[mut=False, dtype, Vector[size], ImmutAnyOrigin],
+):
+    # FILL IN: this thread's element of `output` is the sum of its elements
+    # of `a` and `b`. All three use the same index. (2 lines)
+    #| pass
+    var i = thread_idx.x
+    if a[i][0] != 0 or b[i][0] != 0:
+        output[i] = a[i] + b[i]
+    # END FILL IN
