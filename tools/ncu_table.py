@@ -220,7 +220,8 @@ def ncu_version(tool: Path | None) -> str:
         out = subprocess.run([str(tool), "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""
-    return " ".join(line.strip() for line in out.splitlines() if line.strip())[-200:]
+    found = re.search(r"Version ([0-9][0-9.]*)", out)  # "... Version 2025.3.1.0 (build ...)"
+    return found.group(1) if found else " ".join(out.split())[-200:]
 
 
 def usable_metrics(tool: Path) -> tuple[list[str], list[str]]:

@@ -903,13 +903,15 @@ static uint16_t arrivals(void) { return (uint16_t)(S.cur->arrived < 65535 ? S.cu
  *   lanes, of 16 bytes four phases of 8; each phase takes as many wavefronts as its
  *   busiest bank has distinct 4-byte words (lanes reading one word share it)
  *   (l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st). At best, one wavefront a
- *   phase: a 128-bit load of a whole warp needs 4 and has no conflict. Every wavefront
+ *   phase: a 128-bit load of a whole warp needs 4 and has no conflict; a load of one
+ *   address by the whole warp (a broadcast) takes 1 wavefront up to 8 bytes and 2 at 16,
+ *   as ncu counted on an H200 (stores are phased as above). Every wavefront
  *   past that is a bank conflict (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st).
  * One access is one instruction of a GPU only where a GPU could make it so: an access
  * wider than 16 bytes is split into 16-byte pieces (the widest a thread moves at once),
- * one the compiler did not know to be aligned (TSan's __tsan_unaligned_*) into 4-byte
- * pieces (NVPTX splits a vector it can't prove aligned into its floats), and one whose
- * address is not a multiple of its width into pieces as wide as the address allows
+ * a global one the compiler did not know to be aligned (TSan's __tsan_unaligned_*) into
+ * 4-byte pieces (NVPTX splits such a vector into its floats; a shared array's alignment it
+ * knows: ncu on an H200 saw one instruction there), and one whose address is not a multiple of its width into pieces as wide as the address allows
  * (a misaligned vector access is a fault on a GPU: the compiler must have split it).
  * Each piece is a request of its own. Counted in the first repeat, like the budgets'. */
 
@@ -918,7 +920,7 @@ static uint16_t arrivals(void) { return (uint16_t)(S.cur->arrived < 65535 ? S.cu
 typedef struct {
     u64 key;                 /* warp, site, occurrence; 0 = empty */
     u32 site;
-    uint8_t shared, lanes;
+    uint8_t shared, write, lanes;
     u64 addr[WARP];          /* each lane's address (shared: from the arena's start) */
     u32 bytes[WARP];
     uint8_t lane[WARP];      /* which lane of its warp made it (shared memory's phases go by lane) */
@@ -1106,7 +1108,7 @@ static slot_t *grow(slot_t *table, u32 *cap) {
 }
 
 /* One piece of an access: the k-th the thread made at this site joins the k-th of its warp's other lanes. */
-static void traffic_piece(int shared, uintptr_t a, size_t n, u32 site) {
+static void traffic_piece(int shared, int write, uintptr_t a, size_t n, u32 site) {
     thread_t *t = S.cur;
     if (T.seen_n * 2 >= T.seen_cap) T.seen = grow(T.seen, &T.seen_cap);
     slot_t *mine = slot(T.seen, T.seen_cap, ((u64)(t->index + 1) << 32) | site);
@@ -1132,7 +1134,7 @@ static void traffic_piece(int shared, uintptr_t a, size_t n, u32 site) {
             T.requests = xrealloc(T.requests, (size_t)T.cap * sizeof(request_t));
         }
         request_t *r = &T.requests[T.n];
-        r->key = key, r->site = site, r->shared = (uint8_t)shared, r->lanes = 0;
+        r->key = key, r->site = site, r->shared = (uint8_t)shared, r->write = (uint8_t)write, r->lanes = 0;
         where->key = key;
         where->value = ++T.n;
     }
@@ -1146,10 +1148,10 @@ static void traffic_piece(int shared, uintptr_t a, size_t n, u32 site) {
 }
 
 /* One access, in the pieces a GPU would move it in (see above). */
-static void traffic_access(int shared, uintptr_t a, size_t n, u32 site) {
-    size_t piece = traffic_unaligned ? 4 : 16;
+static void traffic_access(int shared, int write, uintptr_t a, size_t n, u32 site) {
+    size_t piece = traffic_unaligned && !shared ? 4 : 16;
     while (piece > 1 && (piece > n || a % piece)) piece >>= 1;
-    for (size_t off = 0; off < n; off += piece) traffic_piece(shared, a + off, n - off < piece ? n - off : piece, site);
+    for (size_t off = 0; off < n; off += piece) traffic_piece(shared, write, a + off, n - off < piece ? n - off : piece, site);
 }
 
 static int by_u64(const void *x, const void *y) {
@@ -1180,8 +1182,16 @@ static size_t units(const request_t *r, int shift, u64 *out, size_t cap) { retur
  * 16 at 8 bytes, 8 at 16; in a phase, the busiest bank's distinct words. */
 static void wavefronts(const request_t *r, u64 *unit, size_t cap, u64 *cost, u64 *ideal) {
     u32 widest = 4;
-    for (int l = 0; l < r->lanes; l++)
+    int uniform = r->lanes > 0 && !r->write;
+    for (int l = 0; l < r->lanes; l++) {
         if (r->bytes[l] > widest) widest = r->bytes[l];
+        uniform &= r->addr[l] == r->addr[0] && r->bytes[l] == r->bytes[0];
+    }
+    if (uniform) {  /* a load of one address by the whole warp: on an H200, 8 bytes take 1, 16 take 2 */
+        *cost += widest > 8 ? widest / 8 : 1;
+        *ideal += widest > 8 ? widest / 8 : 1;
+        return;
+    }
     int per_phase = widest <= 4 ? WARP : widest <= 8 ? WARP / 2 : WARP / 4;
     for (int lo = 0; lo < WARP; lo += per_phase) {
         size_t words = units_of(r, 2, unit, cap, lo, lo + per_phase);
@@ -1271,7 +1281,7 @@ static u32 count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 giv
     site->accesses[(shared ? 2 : 0) + (write ? 1 : 0)]++;
     site->bytes[(shared ? 2 : 0) + (write ? 1 : 0)] += n;
     if (!S.run.cpu_mode) {
-        traffic_access(shared, a, n, id);
+        traffic_access(shared, write, a, n, id);
         method_access(shared, write, a, n, site);
     }
     return id;
