@@ -354,3 +354,24 @@ def test_a_ptx_finding_says_the_values_were_right_and_the_kernel_in_both_languag
     assert said["en"].startswith("The values were right, but tree does not work the way the puzzle states: The "
                                  "method. Its GPU build (the PTX) has 1 shfl.sync.down instruction(s)")
     assert said["ko"].startswith("값은 맞았지만 tree는 퍼즐이 밝힌 방식으로 동작하지 않습니다: 방법.")
+
+
+def test_another_parts_kernel_is_never_taken_for_this_ones_in_the_ptx():
+    """p26 on an H200: the butterfly part's rule (no shuffle up) failed the reference solution,
+    because warp_scan's entry, whose long name the compiler cut, was matched to warp_extremes
+    by their common start. Named among all the module's kernels, each entry finds its own."""
+    from workbook import ptx
+
+    def entry(kernel: str, body: str) -> str:
+        name = f"warp_patterns_{kernel}_" + "A" * 30  # past ptx.CUT: a name the compiler cut
+        return f".visible .entry {name}(\n.param .u64 p\n)\n{{\n{body}\n}}\n"
+
+    module = (ptx.HEADER.decode() + " 8.5\n.target sm_90\n"
+              + entry("warp_extremes", "shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;")
+              + entry("warp_scan", "shfl.sync.up.b32 %r1, %r2, 1, 0, -1;"))
+    data = module.encode() + b"\0"
+    alone = methods.ptx_facts(data, "warp_patterns", ["warp_extremes"])
+    assert alone["warp_extremes"]["shuffle_up"]  # the slip: warp_scan's entry counted as warp_extremes'
+    every = methods.ptx_facts(data, "warp_patterns", ["warp_extremes", "warp_scan", "warp_partition"])
+    assert every["warp_extremes"]["shuffle_xor"] and not every["warp_extremes"]["shuffle_up"]
+    assert every["warp_scan"]["shuffle_up"]

@@ -308,7 +308,10 @@ def ptx_findings(check: Check, part: Part, data: bytes, values_right: bool) -> l
     if not rules:
         return []
     kernels = [ln.name for ln in part.launches if not ln.host]
-    facts = ptx_facts(data, check.puzzle.module, kernels)
+    # Every kernel of the module is named, so that another part's kernel is never taken for one
+    # of this part's (a long name's entry is matched by its start: p26's scan and its butterfly).
+    every = sorted({ln.name for p in check.puzzle.parts for ln in p.launches if not ln.host})
+    facts = ptx_facts(data, check.puzzle.module, every)
     found: list[Finding] = []
     for rule in rules:
         for kernel in [rule.kernel] if rule.kernel else kernels:

@@ -195,7 +195,7 @@ def ptx_check(check: Check, parts: list[Part], binary: Path) -> None:
     for. It needs no GPU: the build for the GPU target holds the PTX on every machine."""
     if not any(p.ptx for p in check.puzzle.parts):
         return
-    names = sorted({ln.name for p in parts for ln in p.launches if not ln.host})
+    names = sorted({ln.name for p in check.puzzle.parts for ln in p.launches if not ln.host})  # all: see methods
     with check.stage("ptx"):
         try:
             found = ptx.read(binary, check.puzzle.module, names)
