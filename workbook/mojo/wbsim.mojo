@@ -182,6 +182,17 @@ def stack_allocation[
 # past the end of a buffer is named there), and keeps the bytes pending until
 # this thread's matching wait: only then are they in shared
 # memory. Until then the destination reads as NaN, and reading it is a finding.
+#
+# What lands is what max 26.7's async_copy compiles to on NVIDIA GPUs (seen in the
+# PTX of an sm_90 build; PTX's cp.async zero-fills past `src-size` only when it is
+# given one):
+# - no fill: `cp.async [dst], [src], size;` src_size is not passed at all, so all
+#   `size` bytes come from src, whatever src_size says;
+# - fill=0: `cp.async [dst], [src], size, src_size;` src_size bytes from src, the
+#   rest zeros;
+# - another fill (16 bytes only): with predicate=True the whole copy as above; with
+#   predicate=False (the default) src is not read: a plain store of the fill value
+#   into all 16 bytes, there at once.
 
 
 @always_inline
@@ -204,22 +215,37 @@ def async_copy[
     comptime elem = size_of[dtype]()
     comptime n = size // elem
     comptime assert n >= 1 and n * elem == size, "async_copy's size must be a whole number of elements"
+    comptime assert (
+        not fill or elem <= 4
+    ), "if the fill value is specified, then the dtype must be 32bit or less"
+    comptime zero_fill = Bool(fill) and fill.value() == 0
+    comptime value_fill = Bool(fill) and not zero_fill
+    comptime assert not value_fill or size == 16, "Non zero filling is supported only for 16B access."
     var at = call_location()
     var file = at.file_name()
-    if predicate:
-        var message = String(
-            "async_copy with predicate=True (line ", at.line(), ") is not simulated: run it on a GPU"
-        )
-        external_call["wbsim_misuse", NoneType](Int(message.unsafe_ptr()), message.byte_length())
-    # What lies past src_size: the fill value, or zeros. wbsim.c reads the rest from src.
+    comptime if not value_fill:
+        if predicate:
+            var message = String(
+                "async_copy with predicate=True and no fill value (line ", at.line(), ") is not simulated: ",
+                "max's own code asserts it is False"
+            )
+            external_call["wbsim_misuse", NoneType](Int(message.unsafe_ptr()), message.byte_length())
+    # What lies past the bytes read from src: zeros, or the fill value.
     var v = SIMD[dtype, n](0)
     comptime if fill:
         v = SIMD[dtype, n](fill.value())
+    var have = size  # no fill: src_size is never passed on
+    comptime if zero_fill:
+        have = min(max(Int(src_size), 0), size)
+    comptime if value_fill:
+        have = size if predicate else 0
+    # The fill store (a value fill, predicate False) lands at once, as the GPU's st.shared.
+    var now = 1 if value_fill and not predicate else 0
     var me = external_call["wbsim_linear", Int]()
     var slot = _slot[dtype, n](me)
     slot[] = v
     external_call["wbsim_async_copy", NoneType](
-        Int(dst), Int(src), Int(slot), size, min(max(Int(src_size), 0), size),
+        Int(dst), Int(src), Int(slot), size, have, now,
         Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column(),
     )
 
