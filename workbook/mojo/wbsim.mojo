@@ -729,8 +729,15 @@ def host_done():
 # calls ctx.enqueue_function[kernel](args..., grid_dim=..., block_dim=...).
 # This context makes that launch on the simulator, with the grid and block the
 # learner asked for, so a grid one block short or a block of the wrong size
-# shows as it would on a GPU. Kernels of 1 to 6 arguments; nothing else of the
-# real context (buffers, copies) exists here.
+# shows as it would on a GPU. Kernels of 1 to 6 arguments.
+#
+# Besides launches: synchronize, enqueue_memset and enqueue_copy between device
+# memory the simulator handed out (a DeviceBuffer over an op's tensor, made with
+# DeviceBuffer(ctx, ptr, size, owning=False), or plain pointers). They run as the
+# GPU runs them, as launches of their own (256 threads a block, one element each),
+# so their stores are watched like a kernel's. Creating buffers or host buffers is
+# not simulated: workbook/simimports.py refuses those calls by line, before the
+# build ("needs a real GPU"), so it is never a compile error blamed on the learner.
 
 
 comptime _Arg = ImplicitlyCopyable & Deinitable  # what a launch keeps of each argument
@@ -780,6 +787,98 @@ struct DeviceContext(ImplicitlyCopyable):
         func: def(A, B, C, D, E, F) thin -> None,
     ](self, a: A, b: B, c: C, d: D, e: E, f: F, *, grid_dim: Dim, block_dim: Dim) raises:
         _enqueue(_Launch6[A, B, C, D, E, F, func](a, b, c, d, e, f), grid_dim, block_dim)
+
+
+    def enqueue_memset[dtype: DType](self, dst: DeviceBuffer[dtype], val: Scalar[dtype]) raises:
+        """Every element of dst becomes val."""
+        _enqueue_elements(_Fill[dtype](dst._address, val, dst._size), dst._size)
+
+    def enqueue_copy[dtype: DType](self, dst_buf: DeviceBuffer[dtype], src_buf: DeviceBuffer[dtype]) raises:
+        """All of src_buf into dst_buf (the same length, as on a GPU)."""
+        if dst_buf._size != src_buf._size:
+            raise Error("enqueue_copy: the buffers' lengths differ")
+        _enqueue_elements(_Copy[dtype](dst_buf._address, src_buf._address, dst_buf._size), dst_buf._size)
+
+    def enqueue_copy[dtype: DType](
+        self, dst_ptr: Pointer[mut=True, Scalar[dtype], _, address_space=_],
+        src_ptr: Pointer[mut=_, Scalar[dtype], _, address_space=_], size: Int,
+    ) raises:
+        """size elements from src_ptr to dst_ptr."""
+        _enqueue_elements(_Copy[dtype](Int(dst_ptr), Int(src_ptr), size), size)
+
+    def enqueue_copy[dtype: DType](
+        self, dst_buf: DeviceBuffer[dtype], src_ptr: Pointer[mut=_, Scalar[dtype], _, address_space=_]
+    ) raises:
+        """dst_buf's length of elements from src_ptr."""
+        _enqueue_elements(_Copy[dtype](dst_buf._address, Int(src_ptr), dst_buf._size), dst_buf._size)
+
+    def enqueue_copy[dtype: DType](
+        self, dst_ptr: Pointer[mut=True, Scalar[dtype], _, address_space=_], src_buf: DeviceBuffer[dtype]
+    ) raises:
+        """All of src_buf to dst_ptr."""
+        _enqueue_elements(_Copy[dtype](Int(dst_ptr), src_buf._address, src_buf._size), src_buf._size)
+
+
+struct DeviceBuffer[dtype: DType](ImplicitlyCopyable):
+    """Device memory the simulator already handed out (an op's tensor), seen as a buffer:
+    `DeviceBuffer[dtype](ctx, ptr, size, owning=False)`, as with max.gpu.host's."""
+
+    var _address: Int
+    var _size: Int
+
+    def __init__(
+        out self, ctx: DeviceContext, ptr: Pointer[mut=_, Scalar[Self.dtype], _, address_space=_], size: Int,
+        *, owning: Bool,
+    ):
+        self._address = Int(ptr)
+        self._size = size
+
+    def unsafe_ptr(self) -> Pointer[Scalar[Self.dtype], MutUntrackedOrigin]:
+        return Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self._address)
+
+    def __len__(self) -> Int:
+        return self._size
+
+    def enqueue_fill(self, val: Scalar[Self.dtype]) raises -> Self:
+        """Every element becomes val (DeviceBuffer.enqueue_fill)."""
+        _enqueue_elements(_Fill[Self.dtype](self._address, val, self._size), self._size)
+        return self
+
+
+comptime _ELEMENTS_BLOCK = 256  # threads a block of a memset's or a copy's launch
+
+
+def _enqueue_elements[K: Kernel](kernel: K, count: Int) raises:
+    """A launch with one thread per element, as a GPU's memset or copy makes."""
+    if count <= 0:
+        return
+    var blocks = (count + _ELEMENTS_BLOCK - 1) // _ELEMENTS_BLOCK
+    _enqueue(kernel, Dim(blocks), Dim(_ELEMENTS_BLOCK))
+
+
+@fieldwise_init
+struct _Fill[dtype: DType](Kernel):
+    var address: Int
+    var value: Scalar[Self.dtype]
+    var count: Int
+
+    def run(self):
+        var i = block_idx.x * _ELEMENTS_BLOCK + thread_idx.x
+        if i < self.count:
+            (Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self.address) + i)[] = self.value
+
+
+@fieldwise_init
+struct _Copy[dtype: DType](Kernel):
+    var dst: Int
+    var src: Int
+    var count: Int
+
+    def run(self):
+        var i = block_idx.x * _ELEMENTS_BLOCK + thread_idx.x
+        if i < self.count:
+            var from_ = Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self.src) + i
+            (Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self.dst) + i)[] = from_[]
 
 
 def _enqueue[K: Kernel](kernel: K, grid_dim: Dim, block_dim: Dim) raises:
