@@ -342,3 +342,22 @@ def test_the_gpu_harness_writes_what_the_workbook_reads(tmp_path):
     missing = subprocess.run([str(tmp_path / "harness"), str(run), "gpu", "1", "60"],
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode != 0 and f"could not read {run / protocol.INPUTS_BIN}" in missing.stderr
+
+
+def test_a_gpu_run_past_its_limit_names_the_case_it_was_in_and_its_kernels(root):
+    """Issue 39: the GPU cannot say which thread hung, but the launcher's last phase says
+    which case ran; the timeout names that case's kernels (kernelrun._gpu_timeout)."""
+    from workbook import kernelrun, protocol
+    from workbook.channel import Channel
+
+    _, _, plan = plan_for("p29")
+    stencil = next(c for c in plan.cases if c.part.id == "stencil")
+    channel = Channel(*protocol.LAUNCHER_FILES, "log")
+    try:
+        assert kernelrun._gpu_timeout(channel, plan) is None  # it never said: nothing to name
+        os.write(channel["phase"].fd, f"running {stencil.index + 1} {len(plan.cases)}".encode())
+        found = kernelrun._gpu_timeout(channel, plan)
+    finally:
+        channel.close()
+    assert found == {"case": stencil.index, "kernels": [launch.name for launch in stencil.launches]}
+    assert found["kernels"] and all(found["kernels"])

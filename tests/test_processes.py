@@ -51,6 +51,48 @@ def test_a_time_limit_kills_the_child_and_what_it_started(tmp_path):
     assert not alive(int(pid_file.read_text()))
 
 
+def test_a_child_killed_at_its_limit_that_lingers_is_reaped_later_not_waited_for(tmp_path, monkeypatch):
+    """Issue 39: a kernel deadlocked on a GPU leaves its killed process inside the driver for
+    minutes; the check waited on it far past its limit. The wait returns a moment after the
+    kill, and a thread of its own reaps it once it is gone. No machine here can hold a
+    process in a driver: this child really is killed, and its poll hides its end for
+    `held` seconds, as the driver would."""
+    held = 6.0
+    real_poll = processes.Child.poll
+    killed_at: dict[int, float] = {}
+
+    def lingering(self):
+        code = real_poll(self)
+        if code is not None:
+            killed_at.setdefault(self.pid, time.monotonic())
+            if time.monotonic() - killed_at[self.pid] < held:
+                return None
+        return code
+
+    monkeypatch.setattr(processes.Child, "poll", lingering)
+    with Children() as children:
+        child = children.start([sys.executable, "-c", SLEEPER], log=tmp_path / "log")
+
+        def slow_wait(timeout=None):  # Popen.wait on it: as long as the driver holds it
+            deadline = time.monotonic() + (timeout if timeout is not None else 3600)
+            while lingering(child) is None:
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(child.proc.args, timeout)
+                time.sleep(0.05)
+            return child.proc.returncode
+
+        child.proc.wait = slow_wait
+        started = time.monotonic()
+        outcome = children.wait(child, 1.0)
+        took = time.monotonic() - started
+        assert outcome.timed_out and took < 1.0 + processes.KILL_SETTLE + 1.0, took
+        assert not alive(child.pid)  # killed; only its end is not seen yet
+        reaper = [t for t in threading.enumerate() if t.name == f"reap-{child.pid}"]
+        assert reaper, "nothing reaps it later"
+        reaper[0].join(timeout=held + 5)
+        assert not reaper[0].is_alive() and time.monotonic() - started >= held
+
+
 def test_cancel_from_another_thread_stops_the_wait(tmp_path):
     children = Children()
     threading.Timer(0.5, children.cancel).start()

@@ -453,6 +453,43 @@ def test_the_tile_level_async_copy_is_refused_with_its_line(book):
     assert sim.status == Status.NOT_RUN and "copy_dram_to_sram_async" in reason, reason
 
 
+COPY = "async_copy[4]((a.ptr + i).address_space_cast[AddressSpace.GLOBAL](), shared.ptr + t)"
+
+
+def test_an_async_copy_without_a_fill_value_copies_all_its_bytes_whatever_src_size_says(book):
+    """max's async_copy passes src_size to cp.async only with fill=0 (an sm_90 build's PTX:
+    `cp.async.cg.shared.global [dst], [src], 4;`): without it every byte comes from src, so
+    src_size=0 changes nothing, as on the GPU (issue 39: the simulator used to zero them)."""
+    sim = run(book, "async", (COPY, COPY[:-1] + ", src_size=0)"))
+    assert sim.status == Status.PASS and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+
+
+def test_an_async_copy_with_fill_zero_zero_fills_past_src_size(book):
+    """With fill=0, src_size reaches cp.async: past it the destination is zeros (PTX), so a copy
+    of 0 bytes lands 0.0 in every slot: every sum is 0, a plain wrong value, no finding."""
+    zero = COPY.replace("async_copy[4](", "async_copy[4, fill=Float32(0)](")[:-1] + ", src_size=0)"
+    sim = run(book, "async", (COPY, zero))
+    assert sim.status == Status.FAIL and sim.findings == [], [f.message.text("en") for f in sim.findings or []]
+    got = [v for case in sim.cases for out in case.outputs for v in out.first_got]
+    assert got and all(v == 0.0 for v in got), got
+    # 2 of the 4 bytes: the low half of each float32 (little-endian), the high half zeros.
+    half = COPY.replace("async_copy[4](", "async_copy[4, fill=Float32(0)](")[:-1] + ", src_size=2)"
+    sim = run(book, "async", (COPY, half))
+    got = [v for case in sim.cases for out in case.outputs for v in out.first_got]
+    assert sim.status == Status.FAIL and got and all(abs(v) < 1e-30 for v in got), got
+
+
+def test_a_value_fill_needs_16_bytes_as_on_the_gpu(book):
+    """max refuses a fill other than 0 on a copy of less than 16 bytes at compile time: so does
+    the simulator, with the same words."""
+    seven = COPY.replace("async_copy[4](", "async_copy[4, fill=Float32(7)](")
+    (book / "puzzles/p90/sim.mojo").write_text(source_of(book, (COPY, seven)))
+    result = engine.check_puzzle(catalog.load("p90"), engine.Options(part="async", seed=1, quick=True,
+                                                                    devices=("sim",), force=True, cache=False))
+    assert result.status == Status.COMPILE_ERROR
+    assert "Non zero filling is supported only for 16B access" in str(result.diagnostics)
+
+
 def test_an_async_copy_past_the_end_of_its_source_is_named_at_the_copy_s_line(book):
     change = ("    if i < size:\n        async_copy[4](", "    if True:\n        async_copy[4](")
     sim = run(book, "async", change)

@@ -38,8 +38,23 @@ def test_gpu_names_come_from_the_simulator_and_the_rest_stays():
 
 def test_a_host_function_gets_the_simulators_context_and_keeps_the_rest():
     """ctx.enqueue_function in the learner's host code must launch on the simulator (p17, p19)."""
-    out = rewrite("from max.gpu.host import DeviceContext, DeviceBuffer\n")
-    assert out.splitlines() == ["from max.gpu.host import DeviceBuffer; from wbsim import DeviceContext"]
+    out = rewrite("from max.gpu.host import DeviceContext, DeviceBuffer, Dim\n")
+    assert out.splitlines() == ["from max.gpu.host import Dim; from wbsim import DeviceContext, DeviceBuffer"]
+
+
+def test_the_context_calls_the_simulator_has_are_kept_and_the_others_refused_by_line():
+    """memset, copies and launches run on the simulator (wbsim.mojo); creating buffers would be
+    a compile error inside it, blamed on the learner: refused before the build instead."""
+    kept = ("    ctx.enqueue_memset(DeviceBuffer[dtype](ctx, out.ptr, n, owning=False), 0)\n"
+            "    ctx.enqueue_copy(dst, src, n)  # ctx.enqueue_create_buffer in a comment is fine\n"
+            "    ctx.enqueue_function[k](a, grid_dim=1, block_dim=1)\n    ctx.synchronize()\n")
+    assert rewrite(kept) == kept
+    for call in ("enqueue_create_buffer[dtype](n)", "enqueue_create_host_buffer[dtype](n)", "enqueue_wait_for(e)"):
+        with pytest.raises(Unsupported) as caught:
+            rewrite(f"x = 1\n    var b = ctx.{call}\n")
+        assert caught.value.line == 2 and caught.value.what == f".{call.split('[')[0].split('(')[0]}(...)"
+    with pytest.raises(Unsupported):
+        rewrite("from max.gpu.host import DeviceContext, HostBuffer\n")
 
 
 def test_a_parenthesised_import_keeps_its_line_count():

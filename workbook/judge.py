@@ -40,6 +40,11 @@ def judge(check: Check, device: str, part: Part, raw: kernelrun.KernelRun, order
             index = raw.timeout.get("case", -1)
             limit = raw.limit or check.options.run_timeout or settings.run_timeout()
             dev.findings = [simfindings.timeout(raw.timeout, check.plan, check.case_name(index), limit)]
+        elif raw.status == "timeout" and raw.timeout is not None and raw.timeout.get("kernels"):
+            # The GPU: the case it was in and that case's kernels (kernelrun._gpu_timeout).
+            limit = raw.limit or check.options.run_timeout or settings.run_timeout()
+            dev.reasons = [msg("run.timeout_gpu", seconds=round(limit), case=check.case_name(raw.timeout["case"]),
+                               kernels=", ".join(raw.timeout["kernels"]))]
         return dev
     repeats = launcher.SIM_ORDERS if orders else (check.puzzle.repeats if device == "gpu" else 1)
     dev = DeviceResult(device, Status.PASS, repeats=repeats, seconds=raw.seconds, device_name=name)

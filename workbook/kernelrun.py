@@ -71,9 +71,14 @@ SANITIZER_SLOTS = threading.BoundedSemaphore(2)
 # access): the tool's, not the learner's, and counted in the same containment as the
 # launcher it runs (workbook/containment.py), so allowed on top of the learner's.
 TOOL_MEMORY_MB = 4096
-# Seconds a GPU run's process may take to be gone once killed (the driver tears its
-# context down first, a hung kernel's too), before its GPU is handed on regardless.
+# Seconds a GPU run's process may take to be gone once it ended or was killed (the driver
+# tears its context down first), before its GPU is handed on regardless. After a timeout
+# only a moment: a deadlocked kernel's process may sit in the driver for minutes, and the
+# check must end within its limit plus a few seconds (issue 39); processes.py reaps it later.
 GPU_SETTLE = 30.0
+GPU_SETTLE_AFTER_TIMEOUT = 2.0
+# Seconds past the launcher's own limit (it stops itself then: SIGALRM) before it is killed.
+GPU_GRACE = 2.0
 
 
 @contextlib.contextmanager
@@ -323,11 +328,12 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         child = children.start(argv, log=channel["log"], env=child_env, cwd=folder, learner=True,
                                memory_extra_mb=own_memory_mb(plan, cases, mode) + (TOOL_MEMORY_MB if prefix else 0),
                                pass_fds=(*(sink.fd for sink in handed.values()), *keep))
-        waited = limit if callable(limit) else ceiling + 5
+        waited = limit if callable(limit) else ceiling + (GPU_GRACE if mode == "gpu" else 5)
         outcome = children.wait(child, waited, (lambda: tick(channel["phase"])) if tick else None,
                                 soft=None if mode == "gpu" else signal.SIGUSR1)
         if mode == "gpu":  # the GPU is handed on only once the driver let the process go
-            child.gone(GPU_SETTLE)
+            child.gone(GPU_SETTLE_AFTER_TIMEOUT if outcome.timed_out or outcome.returncode in (
+                -signal.SIGALRM, TIMEOUT_EXIT) else GPU_SETTLE)
         limit = limit() if callable(limit) else ceiling
         if outcome.cancelled:
             return KernelRun("cancelled", seconds=outcome.seconds), None
@@ -343,6 +349,8 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
             got.status = "timeout"
             got.limit = limit
             got.message = msg("run.timeout", seconds=round(limit))
+            if mode == "gpu":
+                got.timeout = _gpu_timeout(channel, plan)
             if got.timeout and got.timeout.get("why") == "stretch":
                 got.message = msg("run.stuck_thread", seconds=round(settings.sim_stretch()))
             return got, None
@@ -359,6 +367,16 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
     finally:
         channel.close()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _gpu_timeout(channel: Channel, plan: Plan) -> dict | None:
+    """Where a GPU run past its limit was: the case (the launcher's last phase) and that
+    case's kernels. The GPU cannot say which thread hung, but the check names those."""
+    phase, numbers, _ = protocol.read_phase(channel["phase"])
+    index = numbers[0] - 1 if phase == "running" and numbers else -1
+    if not 0 <= index < len(plan.cases):
+        return None
+    return {"case": index, "kernels": list(dict.fromkeys(launch.name for launch in plan.cases[index].launches))}
 
 
 def maps_cap(plan: Plan, cases: list[int], mode: str) -> int:

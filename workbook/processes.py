@@ -66,6 +66,11 @@ from .i18n import Msg
 
 POLL = 0.05
 SOFT_GRACE = 1.0  # seconds a child asked to stop has to say where it was
+# Seconds a child killed at its time limit may take to be gone before the wait returns
+# anyway (issue 39: a kernel deadlocked on a GPU kept its killed process in the driver,
+# and the check waited on it far past the limit). What is still dying then is reaped by a
+# thread of its own (`_reap_later`), its cgroup removed once empty or at exit.
+KILL_SETTLE = 2.0
 WATCH_EVERY = 0.1  # seconds between looks at a learner child's memory and run folder
 TOKEN = "WORKBOOK_CHILD"  # in every child's environment: which child a process came from
 _ALL: weakref.WeakSet[Children] = weakref.WeakSet()
@@ -195,14 +200,32 @@ class Child:
         """Wait until its process has ended (killed, it may linger in the driver a while:
         a GPU context is torn down first), at most `timeout` seconds."""
         deadline = time.monotonic() + timeout
-        while self.poll() is None and time.monotonic() < deadline:
+        while self.poll() is None:
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(POLL)
-        return self.proc.returncode is not None
+        return True
 
     def release(self) -> None:
         """Remove its containment (a cgroup: whatever is left in it is killed first)."""
         if self.contain is not None:
             self.contain.close()
+
+
+def _reap_later(child: Child, every: float = 1.0) -> None:
+    """Reap a killed child that is still dying (inside a driver), and then remove its
+    containment, from a thread of its own, so that no wait hangs on it. A daemon thread:
+    at exit, kill_everything() and containment.finish() take what is left, and a process
+    already killed is never left running."""
+
+    def reap() -> None:
+        while child.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(child.pid, signal.SIGKILL)
+            time.sleep(every)
+        child.release()
+
+    threading.Thread(target=reap, name=f"reap-{child.pid}", daemon=True).start()
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -390,7 +413,7 @@ class Children:
                         child.proc.send_signal(soft)
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         child.proc.wait(SOFT_GRACE)
-                self.kill(child)
+                self.kill(child, settle=KILL_SETTLE)
                 return Outcome(child.proc.returncode, timed_out=True, seconds=time.monotonic() - child.started)
             if time.monotonic() - looked > WATCH_EVERY:
                 looked = time.monotonic()
@@ -412,9 +435,19 @@ class Children:
             learner: bool = False, nice: int = 0) -> Outcome:
         return self.wait(self.start(argv, log=log, cwd=cwd, env=env, learner=learner, nice=nice), timeout, tick)
 
-    def kill(self, child: Child) -> None:
-        kill_tree(child.proc, token=child.token)
-        child.release()
+    def kill(self, child: Child, settle: float | None = None) -> None:
+        """Kill its tree and reap it. `settle`: wait at most that long for it to be gone
+        (a process killed inside a GPU driver may take minutes); past it, a thread of its
+        own reaps it and removes its containment, and this returns at once."""
+        if settle is None:
+            kill_tree(child.proc, token=child.token)
+            child.release()
+        else:
+            kill_tree(child.proc, timeout=settle / 2, token=child.token)
+            if child.gone(settle / 2):
+                child.release()
+            else:
+                _reap_later(child)
         with self._lock:
             if child in self._live:
                 self._live.remove(child)

@@ -44,7 +44,8 @@ PROVIDED = {
     "max.algorithm.functional": {"elementwise": "wbsim"},
     "max.algorithm": {"elementwise": "wbsim"},
     # A host function's ctx.enqueue_function launches on the simulator (p17, p19).
-    "max.gpu.host": {"DeviceContext": "wbsim"},
+    # Its memset and copies run there too, on a DeviceBuffer over memory it handed out.
+    "max.gpu.host": {"DeviceContext": "wbsim", "DeviceBuffer": "wbsim"},
     # Tensor cores: the warp operation, with NVIDIA's lane maps (p33).
     "max.gpu.compute.mma": {"mma": "wbmma"},
     "layout.tensor_core": {"TensorCore": "wbmma"},
@@ -54,7 +55,13 @@ PROVIDED = {
 # and the pointer-level stack_allocation (with address_space=SHARED it would be an array
 # on each simulated thread's own stack: one per thread, not one per block).
 REFUSED = {("layout", "copy_dram_to_sram_async"), ("layout.layout_tensor", "copy_dram_to_sram_async"),
-           ("std.memory", "stack_allocation"), ("memory", "stack_allocation")}
+           ("std.memory", "stack_allocation"), ("memory", "stack_allocation"),
+           ("max.gpu.host", "HostBuffer")}
+# The DeviceContext and DeviceBuffer calls wbsim.mojo simulates. Any other of their calls
+# (creating buffers, host buffers, mapping to the host) is refused with its line before the
+# build: a compile error inside the simulator's module would be blamed on the learner.
+SIMULATED_CALLS = {"enqueue_function", "enqueue_memset", "enqueue_copy", "enqueue_fill"}
+CALL = re.compile(r"\.\s*(enqueue_\w+|create_buffer\w*|create_host_buffer\w*|map_to_host)\s*[\[(]")
 # Modules imported as a whole: `from max.gpu.primitives import warp` -> `import wbwarp as warp`.
 MODULES = {("max.gpu.primitives", "warp"): "wbwarp"}
 # Modules whose other names are fine to keep on the CPU (host code, types).
@@ -85,6 +92,9 @@ def rewrite(source: str, sim_module: str = "wbsim") -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
+        call = CALL.search(line.split("#")[0])
+        if call and call.group(1) not in SIMULATED_CALLS:
+            raise Unsupported(i + 1, f".{call.group(1)}(...)")
         plain = IMPORT.match(line)
         if plain and GPU_MODULE.match(plain.group(1)):
             raise Unsupported(i + 1, f"import {plain.group(1)}")

@@ -54,7 +54,7 @@ def conv1d_async[size: Int](
     ](row_major[CONV]())
 
     # FILL IN: start the copies of the tile, with 0 in every slot past the end
-    # of a (write those zeros directly, or copy with src_size=0):
+    # of a (write those zeros directly, or copy with src_size=0, fill=0):
     # - thread t: a[i] into shared_a[t];
     # - threads t < CONV - 1: the halo element a[first + TPB + t] into
     #   shared_a[TPB + t].

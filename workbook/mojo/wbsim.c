@@ -2366,9 +2366,12 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
  * is a race like any other. */
 /* The copy reads `have` bytes of `src` now, watched as a read at the copy's line (the
  * line the compiler gave wbsim.mojo); `fill` holds what goes past them (zeros, or the
- * copy's fill value). */
-void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, const char *file, i64 file_len,
-                      i64 line, i64 col) {
+ * copy's fill value). wbsim.mojo's async_copy says how many bytes the GPU's code reads
+ * (with no fill value, src_size is never passed to cp.async: all of them). `now`: not a
+ * copy at all but the GPU's plain store of a fill value (a value fill, predicate False):
+ * it lands at once, as a write at the copy's line. */
+void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, i64 now, const char *file,
+                      i64 file_len, i64 line, i64 col) {
     FENCED;
     thread_t *t = current();
     u32 site = source_site(file, file_len, line, col);
@@ -2376,7 +2379,7 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     uintptr_t own = (uintptr_t)S.scratch + (size_t)t->index * BLOCK_SLOT;
     if ((uintptr_t)fill != own || bytes < 0 || bytes > 16 || have > bytes)
         refuse(harness_memory((uintptr_t)fill, 16) ? "harness_write" : "wild_write", (uintptr_t)fill, 16, NULL, site);
-    method_count(M_ASYNC_COPY, site);
+    if (!now) method_count(M_ASYNC_COPY, site);
     if (have > 0) {
         uintptr_t s = (uintptr_t)src;
         if (s - S.heap_lo < HEAP_RESERVE) {
@@ -2403,6 +2406,11 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, cons
     }
     if (k < 0 || off + (size_t)bytes > S.allocs[k].offset + S.allocs[k].bytes) {
         outside((uintptr_t)dst, (size_t)bytes, 1, site);
+        return;
+    }
+    if (now) {
+        memcpy((void *)dst, data, (size_t)bytes);
+        on_access((uintptr_t)dst, (size_t)bytes, 1, 0, NULL, site);
         return;
     }
     if (S.npending == S.pending_cap) {

@@ -182,6 +182,17 @@ def stack_allocation[
 # past the end of a buffer is named there), and keeps the bytes pending until
 # this thread's matching wait: only then are they in shared
 # memory. Until then the destination reads as NaN, and reading it is a finding.
+#
+# What lands is what max 26.7's async_copy compiles to on NVIDIA GPUs (seen in the
+# PTX of an sm_90 build; PTX's cp.async zero-fills past `src-size` only when it is
+# given one):
+# - no fill: `cp.async [dst], [src], size;` src_size is not passed at all, so all
+#   `size` bytes come from src, whatever src_size says;
+# - fill=0: `cp.async [dst], [src], size, src_size;` src_size bytes from src, the
+#   rest zeros;
+# - another fill (16 bytes only): with predicate=True the whole copy as above; with
+#   predicate=False (the default) src is not read: a plain store of the fill value
+#   into all 16 bytes, there at once.
 
 
 @always_inline
@@ -204,22 +215,37 @@ def async_copy[
     comptime elem = size_of[dtype]()
     comptime n = size // elem
     comptime assert n >= 1 and n * elem == size, "async_copy's size must be a whole number of elements"
+    comptime assert (
+        not fill or elem <= 4
+    ), "if the fill value is specified, then the dtype must be 32bit or less"
+    comptime zero_fill = Bool(fill) and fill.value() == 0
+    comptime value_fill = Bool(fill) and not zero_fill
+    comptime assert not value_fill or size == 16, "Non zero filling is supported only for 16B access."
     var at = call_location()
     var file = at.file_name()
-    if predicate:
-        var message = String(
-            "async_copy with predicate=True (line ", at.line(), ") is not simulated: run it on a GPU"
-        )
-        external_call["wbsim_misuse", NoneType](Int(message.unsafe_ptr()), message.byte_length())
-    # What lies past src_size: the fill value, or zeros. wbsim.c reads the rest from src.
+    comptime if not value_fill:
+        if predicate:
+            var message = String(
+                "async_copy with predicate=True and no fill value (line ", at.line(), ") is not simulated: ",
+                "max's own code asserts it is False"
+            )
+            external_call["wbsim_misuse", NoneType](Int(message.unsafe_ptr()), message.byte_length())
+    # What lies past the bytes read from src: zeros, or the fill value.
     var v = SIMD[dtype, n](0)
     comptime if fill:
         v = SIMD[dtype, n](fill.value())
+    var have = size  # no fill: src_size is never passed on
+    comptime if zero_fill:
+        have = min(max(Int(src_size), 0), size)
+    comptime if value_fill:
+        have = size if predicate else 0
+    # The fill store (a value fill, predicate False) lands at once, as the GPU's st.shared.
+    var now = 1 if value_fill and not predicate else 0
     var me = external_call["wbsim_linear", Int]()
     var slot = _slot[dtype, n](me)
     slot[] = v
     external_call["wbsim_async_copy", NoneType](
-        Int(dst), Int(src), Int(slot), size, min(max(Int(src_size), 0), size),
+        Int(dst), Int(src), Int(slot), size, have, now,
         Int(file.unsafe_ptr()), file.byte_length(), at.line(), at.column(),
     )
 
@@ -703,8 +729,15 @@ def host_done():
 # calls ctx.enqueue_function[kernel](args..., grid_dim=..., block_dim=...).
 # This context makes that launch on the simulator, with the grid and block the
 # learner asked for, so a grid one block short or a block of the wrong size
-# shows as it would on a GPU. Kernels of 1 to 6 arguments; nothing else of the
-# real context (buffers, copies) exists here.
+# shows as it would on a GPU. Kernels of 1 to 6 arguments.
+#
+# Besides launches: synchronize, enqueue_memset and enqueue_copy between device
+# memory the simulator handed out (a DeviceBuffer over an op's tensor, made with
+# DeviceBuffer(ctx, ptr, size, owning=False), or plain pointers). They run as the
+# GPU runs them, as launches of their own (256 threads a block, one element each),
+# so their stores are watched like a kernel's. Creating buffers or host buffers is
+# not simulated: workbook/simimports.py refuses those calls by line, before the
+# build ("needs a real GPU"), so it is never a compile error blamed on the learner.
 
 
 comptime _Arg = ImplicitlyCopyable & Deinitable  # what a launch keeps of each argument
@@ -754,6 +787,98 @@ struct DeviceContext(ImplicitlyCopyable):
         func: def(A, B, C, D, E, F) thin -> None,
     ](self, a: A, b: B, c: C, d: D, e: E, f: F, *, grid_dim: Dim, block_dim: Dim) raises:
         _enqueue(_Launch6[A, B, C, D, E, F, func](a, b, c, d, e, f), grid_dim, block_dim)
+
+
+    def enqueue_memset[dtype: DType](self, dst: DeviceBuffer[dtype], val: Scalar[dtype]) raises:
+        """Every element of dst becomes val."""
+        _enqueue_elements(_Fill[dtype](dst._address, val, dst._size), dst._size)
+
+    def enqueue_copy[dtype: DType](self, dst_buf: DeviceBuffer[dtype], src_buf: DeviceBuffer[dtype]) raises:
+        """All of src_buf into dst_buf (the same length, as on a GPU)."""
+        if dst_buf._size != src_buf._size:
+            raise Error("enqueue_copy: the buffers' lengths differ")
+        _enqueue_elements(_Copy[dtype](dst_buf._address, src_buf._address, dst_buf._size), dst_buf._size)
+
+    def enqueue_copy[dtype: DType](
+        self, dst_ptr: Pointer[mut=True, Scalar[dtype], _, address_space=_],
+        src_ptr: Pointer[mut=_, Scalar[dtype], _, address_space=_], size: Int,
+    ) raises:
+        """size elements from src_ptr to dst_ptr."""
+        _enqueue_elements(_Copy[dtype](Int(dst_ptr), Int(src_ptr), size), size)
+
+    def enqueue_copy[dtype: DType](
+        self, dst_buf: DeviceBuffer[dtype], src_ptr: Pointer[mut=_, Scalar[dtype], _, address_space=_]
+    ) raises:
+        """dst_buf's length of elements from src_ptr."""
+        _enqueue_elements(_Copy[dtype](dst_buf._address, Int(src_ptr), dst_buf._size), dst_buf._size)
+
+    def enqueue_copy[dtype: DType](
+        self, dst_ptr: Pointer[mut=True, Scalar[dtype], _, address_space=_], src_buf: DeviceBuffer[dtype]
+    ) raises:
+        """All of src_buf to dst_ptr."""
+        _enqueue_elements(_Copy[dtype](Int(dst_ptr), src_buf._address, src_buf._size), src_buf._size)
+
+
+struct DeviceBuffer[dtype: DType](ImplicitlyCopyable):
+    """Device memory the simulator already handed out (an op's tensor), seen as a buffer:
+    `DeviceBuffer[dtype](ctx, ptr, size, owning=False)`, as with max.gpu.host's."""
+
+    var _address: Int
+    var _size: Int
+
+    def __init__(
+        out self, ctx: DeviceContext, ptr: Pointer[mut=_, Scalar[Self.dtype], _, address_space=_], size: Int,
+        *, owning: Bool,
+    ):
+        self._address = Int(ptr)
+        self._size = size
+
+    def unsafe_ptr(self) -> Pointer[Scalar[Self.dtype], MutUntrackedOrigin]:
+        return Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self._address)
+
+    def __len__(self) -> Int:
+        return self._size
+
+    def enqueue_fill(self, val: Scalar[Self.dtype]) raises -> Self:
+        """Every element becomes val (DeviceBuffer.enqueue_fill)."""
+        _enqueue_elements(_Fill[Self.dtype](self._address, val, self._size), self._size)
+        return self
+
+
+comptime _ELEMENTS_BLOCK = 256  # threads a block of a memset's or a copy's launch
+
+
+def _enqueue_elements[K: Kernel](kernel: K, count: Int) raises:
+    """A launch with one thread per element, as a GPU's memset or copy makes."""
+    if count <= 0:
+        return
+    var blocks = (count + _ELEMENTS_BLOCK - 1) // _ELEMENTS_BLOCK
+    _enqueue(kernel, Dim(blocks), Dim(_ELEMENTS_BLOCK))
+
+
+@fieldwise_init
+struct _Fill[dtype: DType](Kernel):
+    var address: Int
+    var value: Scalar[Self.dtype]
+    var count: Int
+
+    def run(self):
+        var i = block_idx.x * _ELEMENTS_BLOCK + thread_idx.x
+        if i < self.count:
+            (Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self.address) + i)[] = self.value
+
+
+@fieldwise_init
+struct _Copy[dtype: DType](Kernel):
+    var dst: Int
+    var src: Int
+    var count: Int
+
+    def run(self):
+        var i = block_idx.x * _ELEMENTS_BLOCK + thread_idx.x
+        if i < self.count:
+            var from_ = Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self.src) + i
+            (Pointer[Scalar[Self.dtype], MutUntrackedOrigin](unsafe_from_address=self.dst) + i)[] = from_[]
 
 
 def _enqueue[K: Kernel](kernel: K, grid_dim: Dim, block_dim: Dim) raises:

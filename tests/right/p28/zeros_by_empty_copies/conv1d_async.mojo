@@ -1,4 +1,4 @@
-# A RIGHT KERNEL WRITTEN ANOTHER WAY (zeros_by_empty_copies): fills the slots past the end of a with zero-byte async copies (src_size=0) instead of writing 0 directly.
+# A RIGHT KERNEL WRITTEN ANOTHER WAY (zeros_by_empty_copies): fills the slots past the end of a with zero-byte async copies (src_size=0, fill=0) instead of writing 0 directly.
 # Puzzle 28: 1D convolution whose input tile arrives by asynchronous copy.
 #
 #     output[i] = a[i]*b[0] + a[i+1]*b[1] + ... + a[i+4]*b[4]
@@ -82,7 +82,7 @@ def conv1d_async[size: Int](
     ](row_major[CONV]())
 
     # FILL IN: start the copies of the tile, with 0 in every slot past the end
-    # of a (write those zeros directly, or copy with src_size=0):
+    # of a (write those zeros directly, or copy with src_size=0, fill=0):
     # - thread t: a[i] into shared_a[t];
     # - threads t < CONV - 1: the halo element a[first + TPB + t] into
     #   shared_a[TPB + t].
@@ -91,7 +91,7 @@ def conv1d_async[size: Int](
     # and dst a pointer into shared memory, shared_a.ptr + slot.
     # (about 12 lines)
     #ko FILL IN: 타일 복사를 시작합니다. a의 끝을 넘어선 칸에는 0을 넣습니다
-    #ko (0을 직접 쓰거나, src_size=0으로 복사합니다):
+    #ko (0을 직접 쓰거나, src_size=0, fill=0으로 복사합니다):
     #ko - 스레드 t: a[i]를 shared_a[t]로;
     #ko - t < CONV - 1인 스레드: 헤일로 원소 a[first + TPB + t]를
     #ko   shared_a[TPB + t]로.
@@ -101,15 +101,18 @@ def conv1d_async[size: Int](
     #ko (12줄 정도)
     #| pass
     # Every slot gets a copy; one whose element lies past the end copies 0 bytes of a
-    # (src_size=0) and is filled with zeros. Its source pointer stays inside a.
+    # (src_size=0, fill=0: without fill=0 src_size is never passed on) and is filled with zeros.
     var have = Int32(BYTES) if i < size else 0
-    async_copy[BYTES]((a.ptr + (i if i < size else 0)).address_space_cast[AddressSpace.GLOBAL](), shared_a.ptr + t,
-                      src_size=have)
+    async_copy[BYTES, fill=Scalar[dtype](0)](
+        (a.ptr + (i if i < size else 0)).address_space_cast[AddressSpace.GLOBAL](), shared_a.ptr + t, src_size=have
+    )
     if t < CONV - 1:
         var h = first + TPB + t
         var halo = Int32(BYTES) if h < size else 0
-        async_copy[BYTES]((a.ptr + (h if h < size else 0)).address_space_cast[AddressSpace.GLOBAL](),
-                          shared_a.ptr + TPB + t, src_size=halo)
+        async_copy[BYTES, fill=Scalar[dtype](0)](
+            (a.ptr + (h if h < size else 0)).address_space_cast[AddressSpace.GLOBAL](),
+            shared_a.ptr + TPB + t, src_size=halo,
+        )
     # END FILL IN
 
     # While the copies are on their way: the weights, the ordinary way.

@@ -82,7 +82,7 @@ def conv1d_async[size: Int](
     ](row_major[CONV]())
 
     # FILL IN: start the copies of the tile, with 0 in every slot past the end
-    # of a (write those zeros directly, or copy with src_size=0):
+    # of a (write those zeros directly, or copy with src_size=0, fill=0):
     # - thread t: a[i] into shared_a[t];
     # - threads t < CONV - 1: the halo element a[first + TPB + t] into
     #   shared_a[TPB + t].
@@ -91,7 +91,7 @@ def conv1d_async[size: Int](
     # and dst a pointer into shared memory, shared_a.ptr + slot.
     # (about 12 lines)
     #ko FILL IN: 타일 복사를 시작합니다. a의 끝을 넘어선 칸에는 0을 넣습니다
-    #ko (0을 직접 쓰거나, src_size=0으로 복사합니다):
+    #ko (0을 직접 쓰거나, src_size=0, fill=0으로 복사합니다):
     #ko - 스레드 t: a[i]를 shared_a[t]로;
     #ko - t < CONV - 1인 스레드: 헤일로 원소 a[first + TPB + t]를
     #ko   shared_a[TPB + t]로.
