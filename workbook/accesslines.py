@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 MOST = 3  # lines named for one access; past that the statement says nothing useful
 SHARED_ARRAY = re.compile(r"\b(?:var\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*stack_allocation\b")
 INDEXED = re.compile(r"([A-Za-z_]\w*)\s*\[")
-CALLS = re.compile(r"\.(load|store|copy_from|copy)\b|\bcopy_dram_to_sram|\basync_copy\b|\batomic|\.fetch_add\b")
+CALLS = re.compile(r"\.(load|store|unsafe_load|unsafe_store|copy_from|copy)\b|\bcopy_dram_to_sram|\basync_copy\b|\batomic|\.fetch_add\b")
 
 
 @dataclass(frozen=True)
