@@ -31,7 +31,11 @@
  *   barrier orders; a read of memory nothing wrote; a read or a write outside
  *   every buffer or shared array; a barrier some threads never reach, or
  *   different barriers in one round (cluster barriers alike); an mbarrier
- *   phase no arrival can complete, or one misused.
+ *   phase no arrival can complete, or one misused; a load or store at an address
+ *   that is not a multiple of the alignment its instruction needs (see "Alignment").
+ *   An access that runs out of a buffer or shared array is named after the one it
+ *   began in (outside()), and each shared array has a gap after it (wbsim_shared),
+ *   so that an overflow is never taken for an access to what lies next.
  * Memory outside the buffers is readable (it holds 0xFF bytes, NaN as a
  * float), so a kernel that reads past an end goes on, and every thread that
  * does the same is counted, not only the first.
