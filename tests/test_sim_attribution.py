@@ -145,3 +145,26 @@ def test_a_shared_array_s_overflow_is_its_own_not_the_next_array_s(runs, lang):
         assert squeezed("wrote shared_a[64..66], outside the shared array `shared_a` (64 elements)") in text
     else:
         assert squeezed("shared_a[64..66] 쓰기. 공유 배열 `shared_a`(원소 64개)의 범위 밖입니다") in text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_vector_before_a_shared_array_s_start_is_told_in_the_learner_s_terms(lang):
+    """The raw finding as wbsim.c writes it (no build): a vector of 4 floats at tile[-2]
+    (begun in the gap before the array) is about `tile`, its elements before the start."""
+    from types import SimpleNamespace
+
+    from workbook import simfindings
+    raw = {"kind": "shared_read_out_of_bounds", "case": -1, "launch": "k", "allocation": 0,
+           "array": {"rank": 1, "shape": [32, 1, 1]}, "index": -2, "index_min": -2, "index_max": -1,
+           "size": 32, "bytes": 16, "elem": 4, "start_min": -2, "start_max": -2, "before": True,
+           "threads": [0], "count": 1}
+    found = simfindings.describe(raw, SimpleNamespace(cases=[]), "case")
+    i18n.set_language(lang)
+    text = found.message.text(lang)
+    assert found.message.key == "finding.sim_vector_read_outside"
+    assert found.message.values["start"] == "shared1[-2]" and found.message.values["element"] == "shared1[-2..-1]"
+    expected = {"en": "read 4 elements at once from shared1[-2] on: shared1[-2..-1] lie before the start of the "
+                      "shared array `shared1` (32 elements)",
+                "ko": "shared1[-2]부터 원소 4개를 한 번에 읽기. 그중 shared1[-2..-1]은 "
+                      "공유 배열 `shared1`(원소 32개)의 시작보다 앞입니다"}[lang]
+    assert expected in text
