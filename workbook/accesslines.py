@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 MOST = 3  # lines named for one access; past that the statement says nothing useful
 SHARED_ARRAY = re.compile(r"\b(?:var\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*stack_allocation\b")
 INDEXED = re.compile(r"([A-Za-z_]\w*)\s*\[")
-CALLS = re.compile(r"\.(load|store|copy_from|copy)\b|\bcopy_dram_to_sram|\basync_copy\b|\batomic|\.fetch_add\b")
+# Tensor and pointer methods that load or store (`a.ptr.unsafe_load[width=4](i)`: p35's vectors).
+CALLS = re.compile(r"\.(load|store|unsafe_load|unsafe_store|copy_from|copy)\b|\bcopy_dram_to_sram|\basync_copy\b"
+                   r"|\batomic|\.fetch_add\b")
 
 
 @dataclass(frozen=True)

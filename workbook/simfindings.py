@@ -40,7 +40,9 @@ def describe(raw: dict, plan: Plan, case_name: str) -> Finding:
         key = {"read_out_of_bounds": "finding.sim_read_outside", "out_of_bounds": "finding.sim_write_outside",
                "shared_read_out_of_bounds": "finding.sim_shared_read_outside",
                "shared_out_of_bounds": "finding.sim_shared_write_outside"}[kind]
-        message = msg(key, **values)
+        message = _vector_outside(raw, spec, values) or msg(key, **values)
+    elif kind == "misaligned_access":
+        message = _misaligned(raw, spec, values)
     elif kind == "uninitialized_read":
         shared = raw.get("allocation", -1) >= 0
         message = msg("finding.sim_unwritten_shared" if shared else "finding.sim_unwritten", **values)
@@ -265,6 +267,36 @@ def array_name(place: Place | None) -> re.Match | None:
     if found is None:
         found = next(reversed(list(ARRAY_NAME.finditer(f"{place.before} {place.text}"))), None)
     return found
+
+
+def _vector_outside(raw: dict, spec: CaseSpec | None, values: dict) -> Msg | None:
+    """A vector access (several elements at once) that began in a buffer or shared array
+    and ran past its end (or began before its start): which elements it began at, and
+    which of its elements lie outside. None for a single element's access."""
+    elem, width = int(raw.get("elem", 0) or 0), int(raw.get("bytes", 0) or 0)
+    if elem <= 0 or width <= elem or "start_min" not in raw:
+        return None
+    name, shape, shared = _target(raw, spec)
+    where = msg(("sim.before_start_of" if raw.get("before") else "sim.past_end_of") + ("_shared" if shared else ""),
+                buffer=name, size=values["size"])
+    start = element(name, shape, raw["start_min"], raw["start_max"])
+    key = "finding.sim_vector_write_outside" if raw.get("kind", "").endswith("out_of_bounds") and \
+        not raw.get("kind", "").endswith("read_out_of_bounds") else "finding.sim_vector_read_outside"
+    return msg(key, who=values["who"], lanes=width // elem, start=start, element=values["element"], where=where,
+               line=values["line"])
+
+
+def _misaligned(raw: dict, spec: CaseSpec | None, values: dict) -> Msg:
+    """A load or store at an address that is not a multiple of the alignment its
+    instruction needs: the buffer and element, the width, and how far off the address is."""
+    name, shape, shared = _target(raw, spec)
+    index = raw.get("index", 0)
+    elem, width = int(raw.get("elem", 0) or 1), int(raw.get("bytes", 0) or 0)
+    return msg("finding.sim_misaligned_write" if raw.get("write") else "finding.sim_misaligned_read",
+               who=values["who"], kernel=raw.get("launch", ""), line=values["line"],
+               element=element(name, shape, index, index), lanes=max(1, width // elem), bytes=width,
+               align=raw.get("align", "?"), misalign=raw.get("misalign", "?"),
+               what=msg("sim.shared_array" if shared else "sim.buffer", buffer=name))
 
 
 def _race(raw: dict, values: dict, launch: LaunchSpec | None) -> Msg:

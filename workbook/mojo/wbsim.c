@@ -31,7 +31,11 @@
  *   barrier orders; a read of memory nothing wrote; a read or a write outside
  *   every buffer or shared array; a barrier some threads never reach, or
  *   different barriers in one round (cluster barriers alike); an mbarrier
- *   phase no arrival can complete, or one misused.
+ *   phase no arrival can complete, or one misused; a load or store at an address
+ *   that is not a multiple of the alignment its instruction needs (see "Alignment").
+ *   An access that runs out of a buffer or shared array is named after the one it
+ *   began in (outside()), and each shared array has a gap after it (wbsim_shared),
+ *   so that an overflow is never taken for an access to what lies next.
  * Memory outside the buffers is readable (it holds 0xFF bytes, NaN as a
  * float), so a kernel that reads past an end goes on, and every thread that
  * does the same is counted, not only the first.
@@ -95,6 +99,7 @@ typedef uint32_t u32;
 
 #define SHARED_LIMIT (48 * 1024)   /* static shared memory a block may use */
 #define SHARED_ARENA (64 * 1024)   /* room for a kernel that asks for more: reported */
+#define SHARED_GAP 512             /* bytes nobody owns after each shared array (see wbsim_shared) */
 #define MAX_CLUSTER 8              /* blocks in a cluster: the portable limit on NVIDIA GPUs */
 #define MAX_REGIONS 64
 #define MAX_ALLOCS 64
@@ -159,6 +164,7 @@ typedef struct {
 
 typedef struct {
     size_t offset, bytes, elem;
+    size_t gpu_offset;       /* where a GPU puts it (arrays back to back); `offset` is ours, after a gap */
     int rank;
     i64 shape[3];
     u32 site;                /* where stack_allocation was called */
@@ -215,6 +221,8 @@ typedef struct {
     char launch[48];
     int write, access_bytes, block, round, other_thread;
     i64 index, index_min, index_max, size;
+    i64 start_min, start_max; /* outside a buffer or array: the elements its accesses began at */
+    int elem, before;        /* and its element's bytes; 1: before its start (else past its end) */
     i64 events, threads, tid_min, tid_max;
     int first[FIRST_THREADS], nfirst;
     int array_rank;          /* a shared array: its shape, element size and where it was made */
@@ -672,6 +680,8 @@ static finding_t *finding(const char *kind, int region, int alloc, u32 site, u32
     f->tid_max = -1;
     f->index_min = INT64_MAX;
     f->index_max = INT64_MIN;
+    f->start_min = INT64_MAX;
+    f->start_max = INT64_MIN;
     if (alloc >= 0 && alloc < S.nallocs) {
         alloc_t *a = &S.allocs[alloc];
         f->array_rank = a->rank;
@@ -789,7 +799,7 @@ static region_t *nearest(uintptr_t a) {
     u64 best_d = UINT64_MAX;
     for (int i = 0; i < S.nregions; i++) {
         region_t *r = &S.regions[i];
-        u64 d = a < r->base ? r->base - a : a - (r->base + r->bytes);
+        u64 d = a < r->base ? r->base - a : a < r->base + r->bytes ? 0 : a - (r->base + r->bytes);
         if (d < best_d) {
             best_d = d;
             best = r;
@@ -816,7 +826,9 @@ static int alloc_nearest(size_t offset) {
     size_t best_d = SIZE_MAX;
     for (int k = 0; k < S.nallocs; k++) {
         alloc_t *al = &S.allocs[k];
-        size_t d = offset < al->offset ? al->offset - offset : offset - (al->offset + al->bytes);
+        size_t d = offset < al->offset                ? al->offset - offset
+                   : offset < al->offset + al->bytes ? 0
+                                                     : offset - (al->offset + al->bytes);
         if (d < best_d) {
             best_d = d;
             best = k;
@@ -1287,7 +1299,36 @@ static u32 count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 giv
     return id;
 }
 
-static void outside(uintptr_t a, size_t n, int write, u32 site) {
+static i64 floor_div(i64 x, i64 e) { return x >= 0 ? x / e : -((-x + e - 1) / e); }
+
+/* One more access [a, a + n) seen outside the buffer or array [base, base + bytes) it
+ * began in or belongs with: the elements of it that lie outside (a vector that starts
+ * inside and runs past the end: only its elements past the end), and where it began. */
+static void saw_outside(finding_t *f, int tid, uintptr_t base, size_t bytes, size_t elem, uintptr_t a, size_t n) {
+    if (!f) return;
+    i64 e = (i64)(elem ? elem : 1), rel = (i64)(a - base), end = rel + (i64)n, lo, hi;
+    int before = rel < 0;
+    if (before) {
+        lo = floor_div(rel, e);
+        hi = floor_div((end < 0 ? end : 0) - 1, e);
+    } else {
+        lo = floor_div(rel > (i64)bytes ? rel : (i64)bytes, e);
+        hi = floor_div(end - 1, e);
+    }
+    if (f->events == 0) f->before = before;
+    saw(f, tid, lo);
+    if (hi > f->index_max) f->index_max = hi;
+    i64 start = floor_div(rel, e);
+    if (start < f->start_min) f->start_min = start;
+    if (start > f->start_max) f->start_max = start;
+    f->elem = (int)e;
+    if ((int)n > f->access_bytes) f->access_bytes = (int)n;
+}
+
+/* An access that is not wholly inside one buffer or shared array. `from`, `from_alloc`:
+ * the region (and shared array) its first byte lies in, if any: a vector that begins
+ * in `a` and runs past its end is about `a`, whatever lies after it. */
+static void outside(uintptr_t a, size_t n, int write, u32 site, region_t *from, int from_alloc) {
     thread_t *t = S.cur;
     if (a - S.heap_lo < HEAP_RESERVE && n <= S.heap_lo + HEAP_RESERVE - a &&
         (a + n > S.committed_hi || a < S.heap_lo + HEAP_RESERVE / 2)) {
@@ -1295,33 +1336,106 @@ static void outside(uintptr_t a, size_t n, int write, u32 site) {
         uintptr_t lo = a & ~(PAGE - 1), hi = page_up(a + n);
         if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0) memset((void *)lo, 0xFF, hi - lo);
     }
-    region_t *arena = S.arena;
-    if (arena && !S.run.cpu_mode && a + n > arena->base - 65536 && a < arena->base + arena->bytes + 65536) {
+    region_t *arena = from && from->role == ROLE_SHARED ? from : S.arena;
+    int shared = from ? from->role == ROLE_SHARED
+                      : arena && !S.run.cpu_mode && a + n > arena->base - 65536 &&
+                            a < arena->base + arena->bytes + 65536;
+    if (shared && !S.run.cpu_mode) {
         size_t off = a < arena->base ? 0 : a - arena->base;
-        int k = alloc_nearest(off);
+        int k = from_alloc >= 0 ? from_alloc : alloc_nearest(off);
         finding_t *f = finding(write ? "shared_out_of_bounds" : "shared_read_out_of_bounds", -1, k, site, 0, NULL);
         if (f && k >= 0) {
             alloc_t *al = &S.allocs[k];
-            i64 rel = (i64)a - (i64)(arena->base + al->offset);
-            i64 idx = rel >= 0 ? rel / (i64)al->elem : -((-rel + (i64)al->elem - 1) / (i64)al->elem);
             f->size = (i64)(al->bytes / al->elem);
-            saw(f, t->gtid, idx);
+            f->write = write;
+            saw_outside(f, t->gtid, arena->base + al->offset, al->bytes, al->elem, a, n);
         } else {
             saw(f, t->gtid, (i64)off);
         }
         return;
     }
-    region_t *r = nearest(a);
+    region_t *r = from ? from : nearest(a);
     if (!r) return;
     finding_t *f = finding(write ? "out_of_bounds" : "read_out_of_bounds", (int)(r - S.regions), -1, site, 0, NULL);
     if (f) {
         f->size = (i64)r->count;
         f->write = write;
-        f->access_bytes = (int)n;
     }
-    saw(f, t->gtid, element_of(r, a));
+    saw_outside(f, t->gtid, r->base, r->bytes, r->elem, a, n);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Alignment                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* A GPU's load or store of N bytes needs an address that is a multiple of the alignment
+ * the compiler was given, up to N: a scalar its own size, a vector with `alignment=16`
+ * 16 bytes (ld.global.v4), a vector with one float's alignment 4 (it is split into
+ * scalars). Anything else is a "misaligned address" fault, which stops the kernel.
+ * What the simulator knows of that alignment comes from the instrumentation's entry
+ * point: LLVM's ThreadSanitizer calls the aligned one (__tsan_readN) when the alignment
+ * is at least 8 or a multiple of N, the __tsan_unaligned_* one otherwise. So an
+ * aligned N-byte access needs a multiple of N for N up to 8 (checked before it
+ * happens), and of at least 8 for 16 bytes. Whether 16 was promised, the host's own
+ * instruction tells: with 16 the compiler uses an aligned SSE move, which faults at an
+ * address that is not a multiple of 16. So a 16-byte access at such an address is
+ * staged; a fault right after it is the 16-byte rule broken, and without one (8 was
+ * promised), an address that is not a multiple of 8 is reported at the thread's next
+ * access or the launch's end. The case stops at either, as the GPU's kernel would. */
+__attribute__((noreturn)) static void stop_case(void);
+static size_t access_need; /* N while an aligned N-byte entry point runs, else 0 */
+static struct {
+    uintptr_t a;
+    size_t n, need;          /* need: 8 when the address breaks the 8-byte rule too, else 0 */
+    int write, gtid, staged;
+    u32 site;
+} staged;
+
+__attribute__((noreturn, cold, noinline)) static void misaligned(uintptr_t a, size_t n, int write, u32 site,
+                                                                 int gtid, size_t need) {
+    region_t *r = region_at(a);
+    int k = -1, region = -1;
+    i64 index = 0;
+    size_t elem = 1;
+    if (r && r->role == ROLE_SHARED) {
+        k = alloc_at(a - r->base);
+        if (k >= 0) {
+            elem = S.allocs[k].elem;
+            index = (i64)((a - r->base - S.allocs[k].offset) / elem);
+        }
+    } else if (r) {
+        region = (int)(r - S.regions);
+        elem = r->elem;
+        index = element_of(r, a);
+    }
+    finding_t *f = finding("misaligned_access", region, k, site, 0, NULL);
+    if (f) {
+        f->write = write;
+        f->access_bytes = (int)n;
+        f->elem = (int)elem;
+        snprintf(f->extra, sizeof f->extra, "\"align\": %zu, \"misalign\": %llu", need,
+                 (unsigned long long)(a % need));
+        saw(f, gtid, index);
+    }
+    stop_case();
+}
+
+/* A staged 16-byte access that did not fault: the 8-byte rule, if it broke it. */
+static void staged_flush(void) {
+    if (!staged.staged) return;
+    staged.staged = 0;
+    if (staged.need) misaligned(staged.a, staged.n, staged.write, staged.site, staged.gtid, staged.need);
+}
+
+/* An aligned access of the running thread (not an op's CPU kernel), before it happens. */
+static void check_alignment(thread_t *t, uintptr_t a, size_t n, int write, void *pc) {
+    if (a % n == 0) return;
+    u32 site = site_of(pc, caller_of(t));
+    if (n <= 8) misaligned(a, n, write, site, t->gtid, n);
+    staged.a = a, staged.n = n, staged.write = write, staged.gtid = t->gtid, staged.site = site;
+    staged.need = a % 8 ? 8 : 0;
+    staged.staged = 1;
+}
 
 static const struct pending_s *pending_at(uintptr_t a) {
     for (int i = S.npending - 1; i >= 0; i--)
@@ -1432,7 +1546,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
     u32 site = given;
     if (!r || a + n > r->base + r->bytes) {
         if (!site) site = site_of(pc, caller_of(t));
-        outside(a, n, write, site);
+        outside(a, n, write, site, r, r && r->role == ROLE_SHARED ? alloc_at(a - r->base) : -1);
         count(0, write, a, n, pc, site);
         return;
     }
@@ -1443,7 +1557,7 @@ static void on_access(uintptr_t a, size_t n, int write, int atomic, void *pc, u3
         k = alloc_at(off);
         if (k < 0 || r != S.arena || off + n > S.allocs[k].offset + S.allocs[k].bytes) {
             if (!site) site = site_of(pc, caller_of(t));
-            outside(a, n, write, site);
+            outside(a, n, write, site, r, k);
             count(1, write, a, n, pc, site);
             return;
         }
@@ -1578,6 +1692,8 @@ static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) 
     }
     FENCE_OPEN();
     t->last_pc = pc;
+    if (staged.staged) staged_flush();
+    if (access_need > 1 && buffers && t != &S.cpu && !S.run.cpu_mode) check_alignment(t, a, n, write, pc);
     if (!buffers) {
         if (write) {
             if (t == &S.cpu) host_store(a, n, pc);
@@ -1593,17 +1709,19 @@ static inline void watch(void *addr, size_t n, int write, int atomic, void *pc) 
 #define RA __builtin_return_address(0)
 /* An access the compiler did not know to be aligned to its width (see "Memory traffic"). */
 #define UNALIGNED(call) (traffic_unaligned = 1, (call), traffic_unaligned = 0)
+/* An access the compiler took to be aligned (see "Alignment"). */
+#define ALIGNED(N, call) (access_need = (N), (call), access_need = 0)
 #define ACCESS(N)                                                                   \
-    void __tsan_read##N(void *a) { watch(a, N, 0, 0, RA); }                         \
-    void __tsan_write##N(void *a) { watch(a, N, 1, 0, RA); }                        \
+    void __tsan_read##N(void *a) { ALIGNED(N, watch(a, N, 0, 0, RA)); }             \
+    void __tsan_write##N(void *a) { ALIGNED(N, watch(a, N, 1, 0, RA)); }            \
     void __tsan_unaligned_read##N(void *a) { UNALIGNED(watch(a, N, 0, 0, RA)); }    \
     void __tsan_unaligned_write##N(void *a) { UNALIGNED(watch(a, N, 1, 0, RA)); }   \
-    void __tsan_volatile_read##N(void *a) { watch(a, N, 0, 0, RA); }                \
-    void __tsan_volatile_write##N(void *a) { watch(a, N, 1, 0, RA); }               \
+    void __tsan_volatile_read##N(void *a) { ALIGNED(N, watch(a, N, 0, 0, RA)); }    \
+    void __tsan_volatile_write##N(void *a) { ALIGNED(N, watch(a, N, 1, 0, RA)); }   \
     void __tsan_unaligned_volatile_read##N(void *a) { UNALIGNED(watch(a, N, 0, 0, RA)); } \
     void __tsan_unaligned_volatile_write##N(void *a) { UNALIGNED(watch(a, N, 1, 0, RA)); } \
-    void __tsan_read##N##_pc(void *a, void *pc) { watch(a, N, 0, 0, pc); }          \
-    void __tsan_write##N##_pc(void *a, void *pc) { watch(a, N, 1, 0, pc); }
+    void __tsan_read##N##_pc(void *a, void *pc) { ALIGNED(N, watch(a, N, 0, 0, pc)); } \
+    void __tsan_write##N##_pc(void *a, void *pc) { ALIGNED(N, watch(a, N, 1, 0, pc)); }
 ACCESS(1)
 ACCESS(2)
 ACCESS(4)
@@ -1765,7 +1883,12 @@ static void json_finding(finding_t *f) {
          (long long)(f->threads ? f->threads : 1), (long long)(f->tid_min == INT64_MAX ? -1 : f->tid_min),
          (long long)f->tid_max);
     for (int i = 0; i < f->nfirst; i++) jput("%s%d", i ? ", " : "", f->first[i]);
-    jput("]%s%s}", f->extra[0] ? ", " : "", f->extra);
+    jput("]");
+    if (f->elem) jput(", \"elem\": %d", f->elem);
+    if (f->start_min != INT64_MAX)
+        jput(", \"start_min\": %lld, \"start_max\": %lld, \"before\": %s", (long long)f->start_min,
+             (long long)f->start_max, f->before ? "true" : "false");
+    jput("%s%s}", f->extra[0] ? ", " : "", f->extra);
 }
 
 static void write_result(const char *status, const char *message) {
@@ -1834,6 +1957,16 @@ static uintptr_t context_pc(void *uc) {
 #endif
 }
 
+/* The processor's trap number (13: a general protection fault), or -1. */
+static int context_trap(void *uc) {
+#if defined(__x86_64__)
+    return (int)((ucontext_t *)uc)->uc_mcontext.gregs[REG_TRAPNO];
+#else
+    (void)uc;
+    return -1;
+#endif
+}
+
 /* 1 a write, 0 a read, -1 unknown (an address no page could hold: the processor says
  * only that it was refused, not how). */
 static int context_wrote(void *uc) {
@@ -1875,6 +2008,12 @@ static void on_fault(int sig, siginfo_t *info, void *uc) {
     if (sig == SIGSEGV && info->si_code == SEGV_PKUERR && roots.r.fence) {
         /* The fence: a store into the vault that the guard was not shown. */
         refuse("harness_write", (uintptr_t)info->si_addr, 0, (void *)(pc + 1), 0);
+    }
+    /* A 16-byte access the compiler was promised was aligned, at an address that is not
+     * a multiple of 16: the host's aligned move faulted (see "Alignment"). */
+    if (staged.staged && context_trap(uc) == 13) {
+        staged.staged = 0;
+        misaligned(staged.a, staged.n, staged.write, staged.site, staged.gtid, 16);
     }
     /* A fault inside the reservation was already reported by the access hook; elsewhere
      * it is an address the kernel computed far outside every buffer. */
@@ -2330,14 +2469,22 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
     FENCED;
     thread_t *t = current();
     size_t al = align < 16 ? 16 : (size_t)align;
-    size_t offset = (t->shared_offset + al - 1) / al * al;
+    size_t gpu = (t->shared_offset + al - 1) / al * al; /* as a GPU lays them out: back to back */
     int index = t->alloc_index++;
+    /* Ours: the same bytes mod 128 (banks: the traffic model reads offsets), with SHARED_GAP
+     * bytes nobody owns after each array, so that an index past one array's end is an
+     * overflow of that array (shared_out_of_bounds), not an access to the next one. */
+    size_t shift = index > 0 && index <= S.nallocs ? S.allocs[index - 1].offset - S.allocs[index - 1].gpu_offset : 0;
+    size_t period = al > 128 ? al : 128, gap = (shift + SHARED_GAP + period - 1) / period * period;
+    size_t offset = gpu + (index > 0 && gpu + gap + (size_t)bytes <= SHARED_ARENA ? gap : shift);
     u32 site = source_site(file, file_len, line, col);
     if (index < S.nallocs) {
-        if (S.allocs[index].offset != offset || S.allocs[index].bytes != (size_t)bytes) S.shared_problem = 2;
+        if (S.allocs[index].gpu_offset != gpu || S.allocs[index].bytes != (size_t)bytes) S.shared_problem = 2;
+        offset = S.allocs[index].offset;
     } else if (index < MAX_ALLOCS) {
         alloc_t *a = &S.allocs[S.nallocs++];
         a->offset = offset;
+        a->gpu_offset = gpu;
         a->bytes = (size_t)bytes;
         a->elem = (size_t)elem;
         a->rank = (int)rank;
@@ -2347,11 +2494,9 @@ i64 wbsim_shared(i64 bytes, i64 elem, i64 align, i64 rank, i64 d0, i64 d1, i64 d
         a->site = site;
         if (offset + (size_t)bytes > S.arena_used) S.arena_used = offset + (size_t)bytes;
     }
-    t->shared_offset = offset + (size_t)bytes;
-    if (offset + (size_t)bytes > SHARED_LIMIT) {
-        S.shared_problem = 1;
-        if (offset + (size_t)bytes > SHARED_ARENA) offset = 0;
-    }
+    t->shared_offset = gpu + (size_t)bytes;
+    if (gpu + (size_t)bytes > SHARED_LIMIT) S.shared_problem = 1;
+    if (offset + (size_t)bytes > SHARED_ARENA) offset = 0;
     return (i64)(S.arena->base + offset); /* the running thread's block's arena */
 }
 
@@ -2401,11 +2546,11 @@ void wbsim_async_copy(i64 dst, i64 src, uint8_t *fill, i64 bytes, i64 have, i64 
         uintptr_t d = (uintptr_t)dst;
         if (d - S.heap_lo >= HEAP_RESERVE || (size_t)bytes > S.heap_lo + HEAP_RESERVE - d) /* never given */
             refuse(harness_memory(d, (size_t)bytes) ? "harness_write" : "wild_write", d, (size_t)bytes, NULL, site);
-        outside((uintptr_t)dst, (size_t)bytes, 1, site);
+        outside((uintptr_t)dst, (size_t)bytes, 1, site, NULL, -1);
         return;
     }
     if (k < 0 || off + (size_t)bytes > S.allocs[k].offset + S.allocs[k].bytes) {
-        outside((uintptr_t)dst, (size_t)bytes, 1, site);
+        outside((uintptr_t)dst, (size_t)bytes, 1, site, r, k);
         return;
     }
     if (now) {
@@ -3332,7 +3477,9 @@ static i64 launch_all(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 
 i64 wbsim_launch(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz, i64 cx, i64 cy,
                  i64 cz, i64 reverse, const char *label, i64 label_len) {
     FENCED;
-    return launch_all(entry, kbox, gx, gy, gz, bx, by, bz, cx, cy, cz, reverse, label, label_len);
+    i64 rc = launch_all(entry, kbox, gx, gy, gz, bx, by, bz, cx, cy, cz, reverse, label, label_len);
+    staged_flush();
+    return rc;
 }
 
 /* A kernel used the simulator in a way it can't go on from (block.sum with the
@@ -3376,12 +3523,16 @@ static void host_access(uintptr_t a, size_t n, int write, void *pc) {
 
 i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
     FENCED;
-    return launch_all(entry, kbox, blocks, 1, 1, threads, 1, 1, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
+    i64 rc = launch_all(entry, kbox, blocks, 1, 1, threads, 1, 1, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
+    staged_flush();
+    return rc;
 }
 
 /* ctx.enqueue_function in a learner's host function (wbsim.mojo's DeviceContext):
  * the grid and block it asks for, under the same name and order. */
 i64 wbsim_host_launch3(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz) {
     FENCED;
-    return launch_all(entry, kbox, gx, gy, gz, bx, by, bz, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
+    i64 rc = launch_all(entry, kbox, gx, gy, gz, bx, by, bz, 1, 1, 1, S.rep % 2, S.host_label, S.host_label_len);
+    staged_flush();
+    return rc;
 }
