@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scope
 from conftest import REPO
 
 from workbook import catalog, curriculum, engine, launcher
 from workbook.results import Status
 
-# Seeds per solution in the suite (CI has 30 minutes on two cores for 26 puzzles);
-# `author verify --run` runs 40, and the H100 run records them.
-TEST_SEEDS = 10
+# WORKBOOK_TEST_SCOPE=ci (.ci/run: two cores, 90 minutes) runs a share of the kernels: every
+# wrong and right kernel a commit touched, and a sample of the rest that changes with each
+# commit (tests/scope.py). Without it (the default), all of them, and 10 seeds a solution;
+# `author verify --run` runs 40, and the GPU runs record them.
+CI = scope.ci()
+TEST_SEEDS = 3 if CI else 10
 
 PUZZLES = catalog.all_puzzles(REPO)
-KERNELS = [k for p in PUZZLES for k in curriculum.wrong_kernels(p, REPO)]
-RIGHT = [k for p in PUZZLES for k in curriculum.right_kernels(p, REPO)]
+ALL_KERNELS = [k for p in PUZZLES for k in curriculum.wrong_kernels(p, REPO)]
+ALL_RIGHT = [k for p in PUZZLES for k in curriculum.right_kernels(p, REPO)]
+KERNELS = scope.sample(ALL_KERNELS, per_puzzle=2) if CI else ALL_KERNELS
+RIGHT = scope.sample(ALL_RIGHT, per_puzzle=1) if CI else ALL_RIGHT
 # Right kernels whose check takes minutes cold (p33's tensor cores, p34's clusters).
 SLOW_RIGHT = ("p33", "p34")
 
@@ -125,7 +131,7 @@ def test_the_moved_variants_are_right_kernels_now():
     """The right kernels that had test files of their own (p29, p32, p33, p34) live in
     tests/right with the rest, each with its part, and p24's shows the one-write rule
     counts only its own kernel."""
-    ids = {k.id: k for k in RIGHT}
+    ids = {k.id: k for k in ALL_RIGHT}
     for kid, part in (("p29/pipeline_chunks", "pipeline"), ("p29/stencil_parity_wait", "stencil"),
                       ("p29/stencil_count_of_values", "stencil"), ("p32/transpose_swizzled", "transpose"),
                       ("p32/pairs_split_padded", "pairs"), ("p33/fragments_in_a_loop", "fragments"),
