@@ -265,7 +265,12 @@ def test_every_wrong_kernel_passes():
         files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
                  if p.is_file() and p.name != "wrong.toml"}
         assert set(files) <= set(puzzle.edit), folder
-        assert guard.check(puzzle, files) == [], folder
+        refused = guard.check(puzzle, files)
+        if '"wild_write"' in (folder / "wrong.toml").read_text():
+            # An attack on the simulator's own memory (its store guard's test): grade refuses it first.
+            assert refused, folder
+        else:
+            assert refused == [], folder
         checked += 1
     assert checked > 300
 
