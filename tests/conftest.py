@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import psutil
 import pytest
 
 from workbook import toolchain
@@ -64,3 +65,15 @@ def english(monkeypatch):
     i18n.set_language("en")
     yield
     i18n.set_language("en")
+
+
+def left_running() -> list[psutil.Process]:
+    """What this process started and is still running (zombies aside)."""
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except psutil.Error:
+            continue
+    return found

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import left_running
 
 from workbook import containment, sandbox
 from workbook.limits import Limits
@@ -83,23 +84,12 @@ def nothing_left():
     shmem, rss = _shmem(), psutil.Process().memory_info().rss
     yield
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (_alive_children() or containment.ours() or _shmem() > shmem + (64 << 20)):
+    while time.monotonic() < deadline and (left_running() or containment.ours() or _shmem() > shmem + (64 << 20)):
         time.sleep(0.1)
-    assert not _alive_children()
+    assert not left_running()
     assert not containment.ours()
     assert _shmem() <= shmem + (64 << 20)
     assert psutil.Process().memory_info().rss < rss + (200 << 20)
-
-
-def _alive_children() -> list[psutil.Process]:
-    found = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p)
-        except psutil.Error:
-            continue
-    return found
 
 
 def _shmem() -> int:

@@ -11,9 +11,8 @@ import time
 import uuid
 from pathlib import Path
 
-import psutil
 import pytest
-from conftest import REPO
+from conftest import REPO, left_running
 
 from workbook import cli, containment, exitcodes, sandbox
 
@@ -61,18 +60,6 @@ def p18_with_graph(tmp_path: Path, graph: str) -> Path:
     shutil.copytree(REPO / "solutions/p18", sub / "puzzles/p18")
     (sub / "puzzles/p18/softmax_graph.py").write_text(graph)
     return sub
-
-
-def left_running() -> list[psutil.Process]:
-    """What this process started and is still running (zombies aside)."""
-    found = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE:
-                found.append(p)
-        except psutil.Error:
-            continue
-    return found
 
 
 @pytest.fixture(autouse=True)
