@@ -1200,8 +1200,9 @@ static void wavefronts(const request_t *r, u64 *unit, size_t cap, u64 *cost, u64
         uniform &= r->addr[l] == r->addr[0] && r->bytes[l] == r->bytes[0];
     }
     if (uniform) {  /* a load of one address by the whole warp: on an H200, 8 bytes take 1, 16 take 2 */
-        *cost += widest > 8 ? widest / 8 : 1;
-        *ideal += widest > 8 ? widest / 8 : 1;
+        u64 passes = widest > 8 ? widest / 8 : 1;
+        *cost += passes;
+        *ideal += passes;
         return;
     }
     int per_phase = widest <= 4 ? WARP : widest <= 8 ? WARP / 2 : WARP / 4;
