@@ -1,7 +1,7 @@
 """A class graded in one process against the same class on Ray: time per check and speed-up.
 
     python benchmarks/class_grade.py [--label NAME] [--devices sim] [--jobs N ...]
-                                     [--share N ...] [--warm] [--out FILE] [--keep]
+                                     [--share N ...] [--warm] [--out FILE] [--keep] [--logs DIR]
 
 The class is issue 38's hostile class (tests/hostile_class.py: 22 submissions of p01 and
 p02, honest, wrong, hostile and broken), graded on p01 and p02:
@@ -48,6 +48,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# This checkout first, then whatever the caller had (a `pip --target` toolchain, as on the GPU host).
+PYTHONPATH = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 sys.path.insert(0, str(REPO / "tests"))
 
 from hostile_class import make_class  # noqa: E402 - tests/ is put on the path just above
@@ -78,7 +80,7 @@ def gpus() -> list[str]:
     return [line for line in done.stdout.splitlines() if line.startswith("GPU")]
 
 
-def run(label: str, argv: list[str], env: dict[str, str], cache: Path, warm: bool) -> dict:
+def run(label: str, argv: list[str], env: dict[str, str], cache: Path, warm: bool, logs: Path | None = None) -> dict:
     """One timed `workbook grade` (twice on one cache with --warm, the second timed)."""
     env = {**env, "WORKBOOK_CACHE": str(cache)}
     shutil.rmtree(cache, ignore_errors=True)
@@ -95,6 +97,11 @@ def run(label: str, argv: list[str], env: dict[str, str], cache: Path, warm: boo
         seconds = time.monotonic() - started
         print(f"  {label}{' (warm-up)' if round_ + 1 < rounds else ''}: {seconds:.1f} s, exit {done.returncode}",
               file=sys.stderr)
+    if logs is not None:  # the whole of what the run said: a grade that surprises can be read back
+        logs.mkdir(parents=True, exist_ok=True)
+        slug = "".join(c if c.isalnum() else "-" for c in label).strip("-")
+        (logs / f"{slug}.stdout").write_text(done.stdout)
+        (logs / f"{slug}.stderr").write_text(done.stderr)
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip().startswith("{")]
     grades = {doc.get("name") or Path(doc["submission"]).name: {p["id"]: word(p) for p in doc.get("puzzles", [])}
               for doc in lines if "submission" in doc}  # not the error of a command that failed
@@ -119,6 +126,7 @@ def main() -> int:
     parser.add_argument("--warm", action="store_true", help="time a second run on the same cache")
     parser.add_argument("--out", type=Path, help="the JSON of every run")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder")
+    parser.add_argument("--logs", type=Path, help="write each run's stdout and stderr into this folder")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="class-bench-"))
@@ -127,20 +135,20 @@ def main() -> int:
     klass = work / "class"
     expected = make_class(klass, secret)
     subs = sorted(p for p in klass.iterdir() if p.is_dir() and not p.name.startswith("."))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "WORKBOOK_LANG": "en", "WORKBOOK_MEMORY_LIMIT_MB": "512",
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH, "WORKBOOK_LANG": "en", "WORKBOOK_MEMORY_LIMIT_MB": "512",
            "WORKBOOK_CLASS_SECRET": "TOPSECRET-BENCH-ENV", "WORKBOOK_NO_PROGRESS": "1"}
     env.pop("RAY_ADDRESS", None)
     common = [f"--puzzle={p}" for p in PUZZLES] + [f"--device={d}" for d in args.devices] + ["--json"]
     cards = gpus()
     cores = len(os.sched_getaffinity(0))
-    runs = [run("one process", [*map(str, subs), *common], env, work / "cache", args.warm)]
+    runs = [run("one process", [*map(str, subs), *common], env, work / "cache", args.warm, args.logs)]
     for jobs in args.jobs or [cores]:
         shares = args.share if cards and args.share else [None]
         for share in shares:
             label = f"Ray, --jobs {jobs}" + (f", {share} tasks per GPU" if share is not None else "")
             extra = {"WORKBOOK_GPU_SHARE": str(share)} if share is not None else {}
             runs.append(run(label, [str(klass), f"--out={work / 'out'}", f"--jobs={jobs}", *common], {**env, **extra},
-                            work / "cache", args.warm))
+                            work / "cache", args.warm, args.logs))
     base = runs[0]
     for r in runs:
         r["speedup"] = round(base["seconds"] / r["seconds"], 2) if r["seconds"] else None

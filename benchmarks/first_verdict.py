@@ -27,6 +27,8 @@ import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# This checkout first, then whatever the caller had (a `pip --target` toolchain, as on the GPU host).
+PYTHONPATH = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 
 
 def one(root: Path, puzzle: str) -> dict:
@@ -35,7 +37,7 @@ def one(root: Path, puzzle: str) -> dict:
     edited.write_text(edited.read_text() + f"\n# edit {uuid.uuid4().hex}\n")
     load = os.getloadavg()[0]
     started = time.monotonic()
-    env = {**os.environ, "WORKBOOK_ROOT": str(root), "WORKBOOK_LANG": "en", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "WORKBOOK_ROOT": str(root), "WORKBOOK_LANG": "en", "PYTHONPATH": PYTHONPATH}
     child = subprocess.Popen([sys.executable, "-m", "workbook", "run", puzzle], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, env=env, cwd=root)
     seen, lines = None, []

@@ -6,6 +6,7 @@ cache), so the same kernel is compiled once per machine, not once per test.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,9 @@ import pytest
 from workbook import toolchain
 
 REPO = Path(__file__).resolve().parent.parent
+# A child `python -m workbook` imports this checkout first, and still finds what the caller's
+# PYTHONPATH holds (a `pip --target` install of the toolchain, as on the GPU host).
+PYTHONPATH = os.pathsep.join([str(REPO), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)])
 WRONG = REPO / "tests" / "wrong"
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, put_solution
+from conftest import PYTHONPATH, REPO, put_solution
 
 from workbook import cli, exitcodes, sandbox, state
 
@@ -41,7 +41,7 @@ def json_error(capsys, *args: str) -> tuple[int, dict]:
 def workbook(root: Path, *args: str, env: dict[str, str | None] | None = None, prefix: list[str] | None = None,
              stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
     """The real command in a process of its own (for what a process-wide setting changes)."""
-    environment = {**os.environ, "WORKBOOK_ROOT": str(root), "PYTHONPATH": str(REPO), **(env or {})}
+    environment = {**os.environ, "WORKBOOK_ROOT": str(root), "PYTHONPATH": PYTHONPATH, **(env or {})}
     environment = {name: value for name, value in environment.items() if value is not None}  # None: unset
     return subprocess.run([*(prefix or []), sys.executable, "-m", "workbook", *args], capture_output=True,
                           text=True, env=environment, cwd=REPO, timeout=300, stdin=stdin)
@@ -170,7 +170,7 @@ def test_concurrent_hints_keep_every_count(root):
     hints = root / "puzzles/p01/hints.toml"
     hints.write_text(hints.read_text() + "".join(f'\n[[hints]]\nen = "extra {i}"\nko = "추가 {i}"\n'
                                                  for i in range(20)))
-    env = {**os.environ, "WORKBOOK_ROOT": str(root), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "WORKBOOK_ROOT": str(root), "PYTHONPATH": PYTHONPATH}
     runs = [subprocess.Popen([sys.executable, "-m", "workbook", "hint", "p01"], env=env, cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(18)]
     outputs = [r.communicate(timeout=120) for r in runs]

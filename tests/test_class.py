@@ -30,7 +30,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import REPO, WRONG
+from conftest import PYTHONPATH, WRONG
 from hostile_class import DATA, HOSTILE_NAME, SOLUTION, make_class, put
 
 from workbook import exitcodes, gradestore, roster, sandbox
@@ -50,7 +50,7 @@ def grade(args: list[str], env: dict[str, str], timeout: float = 900) -> tuple[i
 
 
 def environment(tmp_path: Path, marker: str, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "WORKBOOK_LANG": "en", "WORKBOOK_MEMORY_LIMIT_MB": "512",
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH, "WORKBOOK_LANG": "en", "WORKBOOK_MEMORY_LIMIT_MB": "512",
            "CLASS_TEST_RUN": marker,  # in every process the command starts, Ray's too (not in the sandbox)
            "WORKBOOK_CLASS_SECRET": SECRET + "-ENV", "MODULAR_AUTH": SECRET + "-MODULAR"}
     env.pop("RAY_ADDRESS", None)
@@ -457,7 +457,7 @@ def test_a_task_on_a_node_with_another_workbook_says_so_instead_of_grading():
 def test_without_ray_a_class_run_says_how_to_install_it(tmp_path):
     klass = tmp_path / "class"
     put(klass / "a", "p01", "map.mojo", SOLUTION)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "WORKBOOK_LANG": "en"}
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH, "WORKBOOK_LANG": "en"}
     code = ("import sys; sys.modules['ray'] = None\n"  # this Python has no Ray
             "from workbook import cli; cli.main(['grade', sys.argv[1], '-p', 'p01', '--out', sys.argv[2], '--json'])")
     done = subprocess.run([sys.executable, "-c", code, str(klass), str(tmp_path / "out")], capture_output=True,

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, has_gpu, put_solution, put_wrong
+from conftest import PYTHONPATH, REPO, has_gpu, put_solution, put_wrong
 from rich.cells import cell_len
 
 from workbook import catalog, cli, exitcodes
@@ -266,7 +266,7 @@ def test_reset_writes_the_skeleton_in_the_learners_language_and_it_is_still_not_
 def workbook_process(*args: str, lang_env: str | None = None, columns: int = 80, cwd=REPO, extra_env=None):
     """The real command in a fresh process: help texts are chosen at import, by language."""
     env = {k: v for k, v in os.environ.items() if k not in ("WORKBOOK_LANG", "LANG", "LC_ALL", "LC_MESSAGES")}
-    env.update({"COLUMNS": str(columns), "PYTHONPATH": str(REPO), **(extra_env or {})})
+    env.update({"COLUMNS": str(columns), "PYTHONPATH": PYTHONPATH, **(extra_env or {})})
     if lang_env is not None:
         env["WORKBOOK_LANG"] = lang_env
     return subprocess.run([sys.executable, "-m", "workbook", *args], capture_output=True, text=True, env=env, cwd=cwd)
@@ -394,7 +394,7 @@ def test_the_skeleton_message_names_the_file_and_says_show_once(root, capsys):
 
 
 def test_python_without_the_workbooks_packages_says_so():
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH}
     done = subprocess.run([sys.executable, "-S", "-m", "workbook", "list"], capture_output=True, text=True, env=env,
                           cwd=REPO)  # -S: no site-packages, as from a Python outside the virtual environment
     assert done.returncode == exitcodes.TOOLCHAIN and "Traceback" not in done.stderr

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, left_running
+from conftest import PYTHONPATH, REPO, left_running
 
 from workbook import gpulease, kernelrun, sandbox
 from workbook.processes import Children
@@ -39,7 +39,7 @@ def holders(tmp_path: Path, count: int, share: int, seconds: float, env: dict[st
     """`count` processes, each holding a lease for `seconds`: what each recorded."""
     record = tmp_path / "record"
     procs = [subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path), str(share), str(seconds), str(record)],
-                              env={**os.environ, **env, "PYTHONPATH": str(REPO)}) for _ in range(count)]
+                              env={**os.environ, **env, "PYTHONPATH": PYTHONPATH}) for _ in range(count)]
     for p in procs:
         assert p.wait(60) == 0
     return [json.loads(line) for line in record.read_text().splitlines()]
@@ -98,7 +98,7 @@ def test_threads_of_one_grader_wait_for_each_other(tmp_path):
 def test_a_killed_holder_hands_its_gpu_on(tmp_path):
     """The kernel drops a dead process's lock: a grader killed mid-run blocks no one."""
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path), "1", "300", str(tmp_path / "r")],
-                              env={**os.environ, "CUDA_VISIBLE_DEVICES": "0", "PYTHONPATH": str(REPO)})
+                              env={**os.environ, "CUDA_VISIBLE_DEVICES": "0", "PYTHONPATH": PYTHONPATH})
     only = _gpus_for("0")  # the holder's GPU, named by the same rule
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and (lease := gpulease.try_hold(only, 1, tmp_path)) is not None:

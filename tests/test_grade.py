@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -113,6 +114,30 @@ def test_code_that_only_compiled_is_not_judged_and_not_counted_as_passed(root, c
     assert statuses(graded) == {"p36": "compiled"}
     assert graded["summary"] == {"passed": 0, "not_judged": 1, "failed": 0, "total": 1, "ok": False}
     assert code == exitcodes.NOT_JUDGED
+
+
+def test_a_compiler_that_cannot_start_stops_grading_before_anyone_fails(root, capsys, monkeypatch, tmp_path):
+    """A `pip --target` install run without its folder on PYTHONPATH: the wheel's own `mojo`
+    script starts, then cannot import its package. Grading would fail every honest submission
+    as a compile error; it stops first, with exit 3 and the compiler's last line."""
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None or not (Path(sys.executable).parent / "mojo").exists():
+        pytest.skip("needs a system python3 and the wheel's mojo script beside this Python")
+    script = (Path(sys.executable).parent / "mojo").read_text().split("\n", 1)[1]
+    broken = tmp_path / "mojo"
+    broken.write_text(f"#!{python} -I\n{script}")  # the wheel's script, run by a Python without the wheel
+    broken.chmod(0o755)
+    monkeypatch.setattr(toolchain, "mojo_driver", lambda: (broken, {}))
+    toolchain.compiler_problem.cache_clear()
+    try:
+        sub = submission(tmp_path, "honest")
+        shutil.copytree(REPO / "solutions" / "p01", sub / "puzzles" / "p01")
+        code, out, err = invoke(capsys, "grade", str(sub), "-p", "p01")
+    finally:
+        toolchain.compiler_problem.cache_clear()
+    assert code == exitcodes.TOOLCHAIN
+    assert "ModuleNotFoundError" in err and "does not start" in err
+    assert "fail" not in out.lower()  # nobody was graded
 
 
 def test_without_a_sandbox_grading_refuses_unless_told(root, capsys, monkeypatch, tmp_path):

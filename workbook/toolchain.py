@@ -82,6 +82,28 @@ def mojo_driver() -> tuple[Path, dict[str, str]] | None:
 
 
 @functools.lru_cache(maxsize=1)
+def compiler_problem() -> str | None:
+    """Why the Mojo compiler does not start here (its last line), or None when it does.
+
+    A grader asks before grading anyone: a compiler that cannot start (a `--target` install
+    whose folder is not on PYTHONPATH, a half-removed wheel) would otherwise fail every
+    submission as a compile error, honest ones included."""
+    found = mojo_driver()
+    if found is None:
+        return "mojo: not found"
+    driver, env = found
+    try:
+        done = subprocess.run([str(driver), "--version"], env={**os.environ, **env}, capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{driver}: {exc}"
+    if done.returncode == 0 and done.stdout.startswith("Mojo"):
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return f"{driver}: " + (lines[-1] if lines else f"exit code {done.returncode}")
+
+
+@functools.lru_cache(maxsize=1)
 def mojo_libs() -> Path | None:
     """The folder of Mojo's runtime libraries (libKGENCompilerRTShared.so and friends),
     which the workbook links the simulator's launcher against itself: `mojo build`

@@ -27,7 +27,7 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from .. import catalog, containment, engine, exitcodes, grading, report, roster, sandbox, settings
+from .. import catalog, containment, engine, exitcodes, grading, report, roster, sandbox, settings, toolchain
 from ..i18n import WorkbookError, pick, t
 from ..processes import Children
 from ..results import PASSING, document, to_dict
@@ -61,6 +61,10 @@ def main(ctx: Context, *, submissions: list[str], puzzles: list[str], unsandboxe
     if not submissions and roster_file is None:
         raise WorkbookError("grade.need_submissions")
     settings.check_all()
+    if address is None:  # on a cluster each node's tasks use that node's compiler
+        why = toolchain.compiler_problem()
+        if why is not None:  # before anyone is graded: never every submission's compile error
+            raise WorkbookError("grade.no_compiler", exit_code=exitcodes.TOOLCHAIN, why=why)
     base = grading.definitions()
     ids = grading.expected(base, puzzles)
     one_class = len(submissions) == 1 and roster.is_class(Path(submissions[0]))
