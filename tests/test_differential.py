@@ -33,8 +33,8 @@ def test_a_wrong_kernel_both_catch_agrees():
 
 
 def test_simulator_only_is_fine_with_a_stated_why_and_flagged_without_one():
-    stated = _wrong("tree_in_shared")
-    assert stated.sim_only.startswith("The values are right")
+    stated = _wrong("every_lane_writes")
+    assert stated.sim_only.startswith("On a GPU the values are right")
     row = differential.compare(stated, Side(CAUGHT), Side(MISSED))
     assert (row.agreement, row.flag, row.why) == (SIM_ONLY, "", stated.sim_only)
     unstated = _wrong("one_sum_per_lane")
@@ -45,13 +45,23 @@ def test_simulator_only_is_fine_with_a_stated_why_and_flagged_without_one():
 
 
 def test_a_stated_why_the_run_no_longer_shows_is_flagged():
-    row = differential.compare(_wrong("tree_in_shared"), Side(CAUGHT), Side(CAUGHT))
+    row = differential.compare(_wrong("every_lane_writes"), Side(CAUGHT), Side(CAUGHT))
     assert row.agreement == AGREE and row.flag == "its wrong.toml says sim_only, but both devices see it"
 
 
 def test_a_wrong_kernel_neither_device_catches_is_flagged():
     row = differential.compare(_wrong("one_sum_per_lane"), Side(MISSED), Side(MISSED))
     assert row.agreement == AGREE and row.flag == "neither device catches it"
+
+
+def test_a_wrong_kernel_only_its_ptx_rule_catches_is_not_flagged_when_both_devices_pass_it():
+    """p35/aligned_without_claim: right values everywhere, failed by the PTX rule; its
+    expectations say the simulator passes it. Neither device catching it is what it says."""
+    p35 = catalog.load("p35", REPO)
+    kernel = next(k for k in curriculum.wrong_kernels(p35, REPO) if k.name == "aligned_without_claim")
+    assert {(e.device, e.status) for e in kernel.expect} >= {("ptx", "fail"), ("sim", "pass")}
+    row = differential.compare(kernel, Side(MISSED), Side(MISSED))
+    assert (row.agreement, row.flag) == (AGREE, "")
 
 
 def test_a_right_kernel_must_pass_on_both():
@@ -66,15 +76,15 @@ def test_without_a_gpu_nothing_is_compared_and_nothing_flagged():
 
 
 def test_the_tables_round_trip_and_merge():
-    rows = [differential.compare(_wrong("tree_in_shared"), Side(CAUGHT), Side(MISSED)),
+    rows = [differential.compare(_wrong("every_lane_writes"), Side(CAUGHT), Side(MISSED)),
             differential.compare(_wrong("one_sum_per_lane"), Side(CAUGHT), Side(MISSED))]
     one, two = differential.Table(rows[:1], "H200 (sm_90)", 10.0), differential.Table(rows[1:], "H200 (sm_90)", 12.0)
     merged = differential.merge([differential.from_json(differential.to_json(t)) for t in (two, one)])
-    assert [r.id for r in merged.rows] == ["p24/one_sum_per_lane", "p24/tree_in_shared"]
+    assert [r.id for r in merged.rows] == ["p24/every_lane_writes", "p24/one_sum_per_lane"]
     assert merged.seconds == 12.0 and len(merged.flagged()) == 1
     text = differential.to_markdown(merged)
     assert "| p24 | 2 | 0 | 2 | 0 | 0 | 1 | 2 / 0 of 2 | 0 / 0 of 0 |" in text
-    assert "| p24/tree_in_shared | caught | missed | simulator only | The values are right" in text
+    assert "| p24/every_lane_writes | caught | missed | simulator only | On a GPU the values are right" in text
     assert "| p24/one_sum_per_lane | caught | missed | simulator only | **simulator only, and its wrong.toml" in text
 
 

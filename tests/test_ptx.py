@@ -80,6 +80,9 @@ def test_loads_and_stores_per_kernel(built):
     assert vector.loads.counts == {"scalar": vector.loads.total} and vector.loads.total >= 8
     assert vector.loads.widest_bits == 32 and not ptx.meets(vector, "loads", "v4")
     assert not ptx.meets(vector, "stores", "v2")
+    # Part 2's rule: no vector's alignment promised (met by the split vectors, not by v4).
+    assert ptx.meets(vector, "loads", "scalar") and ptx.meets(vector, "stores", "scalar")
+    assert not ptx.meets(aligned, "loads", "scalar") and not ptx.meets(aligned, "stores", "scalar")
     assert scalar.loads.summary() == "2 scalar" and scalar.stores.summary() == "1 scalar"
 
 

@@ -158,14 +158,16 @@ class Speed:
     max_ratio_to_solution: float = 0.0
 
 
-PTX_RULES = ("v4", "v2")  # what [[parts.ptx]] may ask of a kernel's widest global access
+PTX_RULES = ("v4", "v2", "scalar")  # what [[parts.ptx]] may ask of a kernel's widest global access
 
 
 @dataclass(frozen=True)
 class PtxRule:
     """What a part's text asks of one kernel's compiled code, checked on the PTX of the
     GPU build (every machine builds it, GPU or not): its global `loads` (or `stores`)
-    must include vector accesses of that width ("v4": 4 values in one instruction).
+    must include vector accesses of that width ("v4": 4 values in one instruction), or,
+    with "scalar", none wider than one value (where the addresses cannot hold a vector's
+    alignment: the GPU build's default claims it, the CPU build's does not).
     `why` says it in the learner's words when the PTX has something else."""
 
     kernel: str

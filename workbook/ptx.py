@@ -150,6 +150,8 @@ def base_name(kernel: str) -> str:
 
 def meets(facts: KernelPtx, what: str, rule: str) -> bool:
     """Whether `what` ("loads" or "stores") of a kernel meet a rule ("v4": its widest
-    global access moves 4 values at once; "v2": at least 2)."""
+    global access moves 4 values at once; "v2": at least 2; "scalar": none moves more than one)."""
     access = facts.loads if what == "loads" else facts.stores
+    if rule == "scalar":  # one value an instruction: no vector's alignment promised
+        return access.widest_lanes() <= 1
     return access.widest_lanes() >= RULES[rule]

@@ -1,4 +1,4 @@
-# A RIGHT KERNEL WRITTEN ANOTHER WAY (vector_through_the_tensor): the vectors through the tensors' load and store, not their pointers.
+# WRONG ON PURPOSE (vector_through_the_tensor): part 2 moves its vectors with the tensors' load[WIDTH] and store[WIDTH], which on a GPU promise 16-byte alignment at offsets 1 to 3.
 # Puzzle 35: alignment. One job, output[i] = 2 * a[offset + i] + b[offset + i],
 # written three ways; the values are the easy part.
 #
