@@ -74,3 +74,16 @@ def test_per_line_evidence_of_p15() -> None:
     line = next(r for r in loads["lines"] if r["line"] == 98)
     assert line["cpu_instructions"] == 1 and line["ptx"] == {"ld.shared": 2}
     assert loads["sim_requests"] == 700 and loads["expected"] == 1300
+
+
+def test_walk_hub_shared_and_global_requests_apart(tmp_path: Path) -> None:
+    """p31's walk_hub: one CPU load serves hub (shared) and table (global); the GPU
+    issues an ld.shared and an ld.global for a warp whose lanes go both ways. The
+    simulator now counts them as the GPU does: ncu's counts on an H200 (docs/ncu.md)."""
+    import json
+
+    assert _tool("ncu_table").main([str(tmp_path), "p31", "--sim-only", "--jobs", "1"]) == 0
+    found = json.loads((tmp_path / "p31.json").read_text())
+    hub = next(k for c in found["cases"] for k in c["kernels"] if k["kernel"] == "walk_hub")["sim"]
+    assert hub["global_load.requests"] == 13365 and hub["global_load.sectors"] == 83341
+    assert hub["shared_load.requests"] == 2500 and hub["shared_load.wavefronts"] == 5626

@@ -1131,7 +1131,12 @@ static void traffic_piece(int shared, int write, uintptr_t a, size_t n, u32 site
     u32 occurrence = mine->value++;
     /* A warp is 32 threads of one block: numbered across the blocks of the cluster. */
     u64 warp = (u64)t->rank * (u64)((S.nthreads + WARP - 1) / WARP) + (u64)(t->linear / WARP);
-    u64 key = ((warp + 1) << 54) | ((u64)(site & 0x3FFFFF) << 32) | occurrence;
+    /* Shared and global apart: one CPU instruction may load from either (p31's walk_hub:
+     * `hub[at] if at < HUB else table[at]` is one load through a chosen pointer in the CPU
+     * build, an ld.shared and an ld.global in the GPU's, and a warp whose lanes go both
+     * ways issues both). One request mixing the two would be priced as the first lane's. */
+    u64 key = ((warp + 1) << 54) | ((u64)(site & 0x3FFFFF) << 32) | ((u64)(shared != 0) << 31)
+              | (occurrence & 0x7FFFFFFFu);
     if (T.n * 2 >= T.index_cap) {
         if (T.n >= TRAFFIC_MAX_REQUESTS) {
             T.unpriced++;
