@@ -87,3 +87,35 @@ def test_walk_hub_shared_and_global_requests_apart(tmp_path: Path) -> None:
     hub = next(k for c in found["cases"] for k in c["kernels"] if k["kernel"] == "walk_hub")["sim"]
     assert hub["global_load.requests"] == 13365 and hub["global_load.sectors"] == 83341
     assert hub["shared_load.requests"] == 2500 and hub["shared_load.wavefronts"] == 5626
+
+
+# nvdisasm -gi of p13's conv1d_blocks and p28's conv1d_async on the H200 host (CUDA 13.0's
+# ptxas, tools/ncu_sass.sh; docs/ncu-sass-h200.txt): the inline chain, innermost first.
+_SASS = '''\
+\t//## File "/root/b/src/conv1d.mojo", line 169 inlined at "/root/b/src/conv1d.mojo", line 137
+\t//## File "/root/b/src/conv1d.mojo", line 137
+        /*00f0*/              @!P0 LDG.E.CONSTANT R11, desc[UR8][R8.64] ;
+\t//## File "/root/b/src/conv1d.mojo", line 193 inlined at "/root/b/src/conv1d.mojo", line 137
+\t//## File "/root/b/src/conv1d.mojo", line 137
+        /*0340*/                   LDS R0, [R10] ;
+        /*0360*/                   LDS R9, [UR6+0x10c] ;
+        /*0370*/                   LDS.128 R4, [UR6+0x110] ;
+\t//## File "max/mojo/max/gpu/primitives/block.mojo", line 776 inlined at "/root/b/src/conv1d.mojo", line 133
+\t//## File "/root/b/src/conv1d.mojo", line 133 inlined at "/root/b/src/conv1d.mojo", line 117
+\t//## File "/root/b/src/conv1d.mojo", line 117
+        /*0380*/                   STS [R8], R9 ;
+\t//## File "/root/b/src/conv1d.mojo", line 103 inlined at "/root/b/src/conv1d.mojo", line 63
+\t//## File "/root/b/src/conv1d.mojo", line 63
+        /*0110*/              @!PT LDS RZ, [RZ] ;
+        /*0140*/                   LDGSTS.E [R9], desc[UR8][R6.64] ;
+'''
+
+
+def test_sass_lines_take_the_innermost_learners_line() -> None:
+    """The H200 run's first sass.log put every instruction on the kernel's own line (the
+    last of each chain); the line is the innermost of the learner's file, a library's
+    frame gives way to the learner's line that called it, and `@!PT` padding never runs."""
+    lines = _tool("ncu_sass_lines").lines_of(_SASS)
+    got = {line: dict(c) for (_, line), c in lines.items()}
+    assert got == {169: {"LDG.E.CONSTANT": 1}, 193: {"LDS": 2, "LDS.128": 1}, 133: {"STS": 1},
+                   103: {"LDGSTS.E": 1}}
