@@ -119,3 +119,21 @@ def test_sass_lines_take_the_innermost_learners_line() -> None:
     got = {line: dict(c) for (_, line), c in lines.items()}
     assert got == {169: {"LDG.E.CONSTANT": 1}, 193: {"LDS": 2, "LDS.128": 1}, 133: {"STS": 1},
                    103: {"LDGSTS.E": 1}}
+
+
+def test_the_docs_why_lines_are_the_explanations_word_for_word() -> None:
+    """docs/ncu.md's generated part says what tools/ncu_table.py would write from
+    tools/ncu_explanations.toml: each why under its difference, "(not settled)" where so."""
+    text = (REPO / "docs" / "ncu.md").read_text(encoding="utf-8")
+    section = text.split("### Differences", 1)[1].split("### The pinned patterns", 1)[0]
+    why = _tool("ncu_table").explanations()
+    key, seen = None, 0
+    for line in section.splitlines():
+        m = re.match(r"^- (p\d+) `(\w+)` \([^)]*\), (global load|global store|shared load|shared store) ", line)
+        if m:
+            key = f"{m.group(1)}.{m.group(2)}.{m.group(3).replace(' ', '_')}"
+        elif line.startswith("  - why"):
+            told = why[key]
+            assert line == f"  - why{'' if told['settled'] else ' (not settled)'}: {told['why']}", key
+            seen += 1
+    assert seen == len(why)  # and every explanation is written under its difference
