@@ -36,6 +36,14 @@
  *   An access that runs out of a buffer or shared array is named after the one it
  *   began in (outside()), and each shared array has a gap after it (wbsim_shared),
  *   so that an overflow is never taken for an access to what lies next.
+ * What ThreadSanitizer's pass leaves out, so nothing here sees: a load whose
+ * address a later store of the same basic block writes, with no call between
+ * (LLVM's tsan-instrument-read-before-write is off): in `x[i] = x[i] + y` only
+ * the store calls __tsan_*. That read is not counted (traffic, per-thread
+ * reads, budgets) and not checked as a read of memory nothing wrote; its
+ * bounds and races are still seen through the store to the same address in
+ * the same round (a race with another thread's write is reported as two
+ * writes; tests/test_sim.py). Nor are accesses wider than 16 bytes seen.
  * Memory outside the buffers is readable (it holds 0xFF bytes, NaN as a
  * float), so a kernel that reads past an end goes on, and every thread that
  * does the same is counted, not only the first.
