@@ -297,7 +297,7 @@ def main(argv: list[str]) -> int:
     table = {**meta, "command": " ".join(["python tools/ncu_table.py", *argv]), "legend": ncu.METRICS,
              "extra_metrics": ncu.EXTRA, "summary": ncu.summary(course),
              "patterns": ncu.summary([p for p in puzzles if p.get("puzzle") == PINNED]), "pins": pins,
-             "puzzles": puzzles}
+             "puzzles": puzzles, "explanations": explanations()}
     (args.out / "ncu.json").write_text(json.dumps(table, indent=1))
     (args.out / "ncu.md").write_text(ncu.markdown(table))
     if args.docs:
@@ -321,6 +321,16 @@ def main(argv: list[str]) -> int:
                                          indent=1) + "\n")
     print(json.dumps(table["summary"]), file=sys.stderr)
     return 0
+
+
+EXPLANATIONS = REPO / "tools" / "ncu_explanations.toml"  # why each difference is (tools/ncu_explain.py's evidence)
+
+
+def explanations() -> dict[str, dict]:
+    """"p12.partial_dots.shared_load" -> {"why": ..., "settled": ...}: docs/ncu.md's "why:" lines."""
+    data = tomllib.loads(EXPLANATIONS.read_text(encoding="utf-8")) if EXPLANATIONS.exists() else {}
+    return {f"{pid}.{kernel}.{kind}": told for pid, kernels in data.items() for kernel, kinds in kernels.items()
+            for kind, told in kinds.items()}
 
 
 def _pinned_counts() -> dict:

@@ -439,12 +439,18 @@ def markdown(table: dict) -> str:
     if not differences:
         out.append("None.")
     seen = set()
+    why = table.get("explanations") or {}  # tools/ncu_explanations.toml: "p12.partial_dots.shared_load" -> why
     for pid, case, k, r in differences:
         out.append(f"- {pid} `{k['kernel']}` ({case['name']}), {r['kind'].replace('_', ' ')} {r['quantity']}: "
                    f"simulator {r['sim']:g}, ncu {r['ncu']:g}.")
         if (pid, k["kernel"]) not in seen:
             seen.add((pid, k["kernel"]))
             out += [f"  - hint: {h}" for h in k.get("hints", [])]
+        key = f"{pid}.{k['kernel']}.{r['kind']}"
+        if key in why and key not in seen:
+            seen.add(key)
+            told = why[key]
+            out.append(f"  - why{'' if told.get('settled', True) else ' (not settled)'}: {told['why']}")
     pins = table.get("pins") or []
     if pins:
         out += ["", "## The pinned patterns (tests/data/simbook/puzzles/p92)", "",

@@ -155,3 +155,69 @@ def meets(facts: KernelPtx, what: str, rule: str) -> bool:
     if rule == "scalar":  # one value an instruction: no vector's alignment promised
         return access.widest_lanes() <= 1
     return access.widest_lanes() >= RULES[rule]
+
+
+# Per source line: the memory instructions of one entry (tools/ncu_explain.py, docs/ncu.md's differences).
+# ld.shared.v4.f32, st.global.b32, ld.global.nc.v2.f32, cp.async.ca.shared.global, atom.global.add.f32,
+# red.shared.add.u32, ldmatrix.sync.aligned.m8n8.x4.shared.b16; a guard predicate in front.
+MEMORY = re.compile(r"^\s*(?:@!?%\w+\s+)?((?:ld|st|atom|red)(?:\.[\w:]+)*|cp\.async(?:\.[\w:]+)*"
+                    r"|ldmatrix(?:\.[\w:]+)*|stmatrix(?:\.[\w:]+)*)\s", re.M)
+FILE = re.compile(r"^\s*\.file\s+(\d+)\s+\"([^\"]*)\"", re.M)
+LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:,.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
+SPACES = ("global", "shared", "local", "param", "const")
+
+
+def memory_kind(instruction: str) -> str | None:
+    """A memory instruction's kind as docs/ncu.md names it: `ld.shared.v4` (a 4-wide shared
+    load), `st.global`, `ld.generic`, `cp.async`, `atom.global`, `ldmatrix.x4`; None for
+    the parameter, constant and local spaces (no traffic either side counts)."""
+    parts = instruction.split(".")
+    op = parts[0]
+    if op == "cp":
+        return "cp.async"
+    if op in ("ldmatrix", "stmatrix"):
+        return op + next((f".{p}" for p in parts if p in ("x1", "x2", "x4")), "")
+    space = next((p.split("::")[0] for p in parts[1:] if p.split("::")[0] in SPACES), "generic")
+    if space in ("local", "param", "const"):
+        return None
+    vector = next((f".{p}" for p in parts if p in ("v2", "v4", "v8")), "")
+    return f"{op}.{space}{vector}"
+
+
+def memory_lines(module: str, source: str | tuple[str, ...]) -> dict[str, dict[int, dict[str, int]]]:
+    """Per entry of a PTX module (built with line tables), per line of `source` (a file
+    whose path ends so, or one of several), how many memory instructions of each kind it holds. An
+    instruction of code inlined from a library counts on the line of `source` that
+    called it: the line itself where the `.loc` is in `source`, else the call site
+    (`inlined_at`, followed up the chain the PTX wrote before), else the last line of
+    `source` seen (0 before any)."""
+    files = {m.group(1) for m in FILE.finditer(module) if m.group(2).endswith(source)}
+    found: dict[str, dict[int, dict[str, int]]] = {}
+    for entry, body in entries(module).items():
+        per_line: dict[int, dict[str, int]] = {}
+        resolved: dict[tuple[str, str, str], int] = {}
+        line = last = 0
+        for text in body.splitlines():
+            loc = LOC.match(text)
+            if loc:
+                here = loc.group(1, 2, 3)
+                up = loc.group(4, 5, 6) if loc.group(4) else None
+                if here[0] in files:
+                    line = int(here[1])
+                elif up and up[0] in files:
+                    line = int(up[1])
+                elif up and up in resolved:
+                    line = resolved[up]
+                else:
+                    line = last
+                resolved[here] = line
+                last = line or last
+                continue
+            m = MEMORY.match(text)
+            if m:
+                kind = memory_kind(m.group(1))
+                if kind:
+                    at = per_line.setdefault(line, {})
+                    at[kind] = at.get(kind, 0) + 1
+        found[entry] = per_line
+    return found

@@ -36,6 +36,14 @@
  *   An access that runs out of a buffer or shared array is named after the one it
  *   began in (outside()), and each shared array has a gap after it (wbsim_shared),
  *   so that an overflow is never taken for an access to what lies next.
+ * What ThreadSanitizer's pass leaves out, so nothing here sees: a load whose
+ * address a later store of the same basic block writes, with no call between
+ * (LLVM's tsan-instrument-read-before-write is off): in `x[i] = x[i] + y` only
+ * the store calls __tsan_*. That read is not counted (traffic, per-thread
+ * reads, budgets) and not checked as a read of memory nothing wrote; its
+ * bounds and races are still seen through the store to the same address in
+ * the same round (a race with another thread's write is reported as two
+ * writes; tests/test_sim.py). Nor are accesses wider than 16 bytes seen.
  * Memory outside the buffers is readable (it holds 0xFF bytes, NaN as a
  * float), so a kernel that reads past an end goes on, and every thread that
  * does the same is counted, not only the first.
@@ -1131,7 +1139,12 @@ static void traffic_piece(int shared, int write, uintptr_t a, size_t n, u32 site
     u32 occurrence = mine->value++;
     /* A warp is 32 threads of one block: numbered across the blocks of the cluster. */
     u64 warp = (u64)t->rank * (u64)((S.nthreads + WARP - 1) / WARP) + (u64)(t->linear / WARP);
-    u64 key = ((warp + 1) << 54) | ((u64)(site & 0x3FFFFF) << 32) | occurrence;
+    /* Shared and global apart: one CPU instruction may load from either (p31's walk_hub:
+     * `hub[at] if at < HUB else table[at]` is one load through a chosen pointer in the CPU
+     * build, an ld.shared and an ld.global in the GPU's, and a warp whose lanes go both
+     * ways issues both). One request mixing the two would be priced as the first lane's. */
+    u64 key = ((warp + 1) << 54) | ((u64)(site & 0x3FFFFF) << 32) | ((u64)(shared != 0) << 31)
+              | (occurrence & 0x7FFFFFFFu);
     if (T.n * 2 >= T.index_cap) {
         if (T.n >= TRAFFIC_MAX_REQUESTS) {
             T.unpriced++;
