@@ -262,3 +262,18 @@ def test_a_workbook_stopped_by_a_signal_leaves_no_cgroup(tmp_path, kind, how):
     finally:
         stopped.kill()
         stopped.wait()
+
+
+# 2 GB of address space reserved, none of it touched: what each thread's stack and a GPU
+# driver's mappings are (their count grows with the machine's cores).
+RESERVES = "import mmap\nm = mmap.mmap(-1, 2 << 30, flags=mmap.MAP_PRIVATE)\nprint('reserved 2 GB', flush=True)\n"
+
+
+def test_memory_only_reserved_counts_only_where_no_cgroup_holds_the_child(tmp_path, kind):
+    """A cgroup counts what is resident, so where one holds the child, RLIMIT_DATA (which
+    counts what is reserved) stays off; the watcher, which looks only now and then, keeps it."""
+    outcome, out, _ = run(tmp_path, RESERVES, Limits(memory_mb=512, processes=64), sandboxed=False)
+    if kind == containment.WATCHER:
+        assert "reserved 2 GB" not in out and outcome.returncode != 0
+    else:
+        assert "reserved 2 GB" in out and outcome.returncode == 0, out

@@ -6,7 +6,10 @@ workbook/_exec.py just before it becomes the program, so the limits hold for
 everything it starts):
 
 - memory (RLIMIT_DATA: what a process can write into; not its address space,
-  which the Mojo runtime and a GPU driver reserve by the gigabyte and never use);
+  which the Mojo runtime and a GPU driver reserve by the gigabyte and never use),
+  only where no cgroup holds the child's memory: it still counts each runtime
+  thread's stack, reserved and mostly untouched, so it grows with the cores
+  (workbook/processes.py, `_rlimits`);
 - the size of each file it writes (RLIMIT_FSIZE), its printed output included:
   past it the process is stopped by SIGXFSZ; and its run folder in all (four
   times that, watched by the parent, which stops it past that);

@@ -288,6 +288,17 @@ def kill_tree(proc: subprocess.Popen, timeout: float = 5.0, token: str = "") -> 
     _reap(strays, {proc.pid})
 
 
+
+def _rlimits(limits: limits_.Limits, contain) -> limits_.Limits:
+    """The per-process limits to set besides the containment. Where a cgroup holds the
+    child's memory (its resident pages, shared memory included), RLIMIT_DATA stays off:
+    it counts address space a process only reserved (each runtime thread's stack, a GPU
+    driver's mappings), so it grows with the machine: on a 32-core GPU host a right
+    kernel's launcher passed 512 MB of it at start-up (issue 38's class, 2026-11-28)."""
+    if contain is not None and contain.kind == "cgroup" and contain.memory_bytes:
+        return dataclasses.replace(limits, memory_mb=0)
+    return limits
+
 class Children:
     """The child processes of one run; `cancel()` (from any thread) stops them all."""
 
@@ -346,6 +357,8 @@ class Children:
             limits = self.limits or limits_.Limits.from_settings()
             if limits.memory_mb and memory_extra_mb > 0:
                 limits = dataclasses.replace(limits, memory_mb=limits.memory_mb + memory_extra_mb)
+            contain = containment_.create(limits.memory_mb * limits_.MB, limits.processes)
+            rlimits = _rlimits(limits, contain)
             if self.sandbox is not None:
                 writes, seen = sandbox_.writable_and_readable(argv, scratch)
                 self.sandbox.prepare(writes)
@@ -354,16 +367,14 @@ class Children:
                         with contextlib.suppress(OSError):
                             os.fchown(fd, self.sandbox.uid, self.sandbox.uid)
                 argv = self.sandbox.wrap(argv, scratch=writes, reads=[*seen, *reads], cwd=cwd,
-                                         env={**extra, TOKEN: token})
+                                         env={**extra, TOKEN: token}, limits=rlimits)
                 extra = {}
             else:
-                options += limits.options(processes=limits.processes_here())
-        if nice > 0:
-            options.append(f"--nice={nice}")
-        if limits is not None:
-            contain = containment_.create(limits.memory_mb * limits_.MB, limits.processes)
+                options += rlimits.options(processes=rlimits.processes_here())
             if contain is not None:  # joined first, outside the sandbox: bwrap is inside too
                 options = [*contain.options(), *options]
+        if nice > 0:
+            options.append(f"--nice={nice}")
         try:
             opened = isinstance(log, Path)
             out = open(log, "wb") if opened else log.fd if isinstance(log, Sink) else subprocess.DEVNULL  # noqa: SIM115

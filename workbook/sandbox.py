@@ -86,8 +86,9 @@ class Sandbox:
             os.chown(folder, self.uid, self.uid)
 
     def wrap(self, argv: list[str], *, scratch: list[Path], reads: list[Path], cwd: Path | None,
-             env: dict[str, str]) -> list[str]:
-        """`argv`, as run inside a fresh sandbox: `scratch` folders writable, `reads` readable."""
+             env: dict[str, str], limits: Limits | None = None) -> list[str]:
+        """`argv`, as run inside a fresh sandbox: `scratch` folders writable, `reads` readable;
+        `limits`: the per-process limits to set inside (default: the sandbox's own)."""
         args = [self.program, "--die-with-parent", "--new-session"]
         if self.uid is not None:  # root: no user namespace (root in one is still exempt from the count)
             args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -125,7 +126,8 @@ class Sandbox:
         inner = [sys.executable, "-I", "-S", str(settings.EXEC), "0"]
         if self.uid is not None:
             inner.append(f"--uid={self.uid}")
-        inner += self.limits.options(processes=self.limits.processes)
+        limits = limits or self.limits
+        inner += limits.options(processes=limits.processes)
         return [*args, "--", *inner, "--", *argv]
 
     def describe(self) -> str:
