@@ -66,7 +66,11 @@ def run(check: Check, parts: list[Part]) -> None:
             return
         indices = [i for p in parts for i in check.indices(p)]
         known = timing.recorded(check.puzzle, "gpu")
-        limit = check.capped(check.options.run_timeout or timing.limit_from(known, settings.run_timeout()))
+        # FACTOR times the solution's time, but never past WORKBOOK_RUN_TIMEOUT: a GPU run's time
+        # is mostly the driver's start-up, so 20 times it let a hung p01 kernel run 90 s on the
+        # H200 (issue 38's hang test, 2026-11-28).
+        limit = check.capped(check.options.run_timeout
+                             or min(settings.run_timeout(), timing.limit_from(known, settings.run_timeout())))
         with check.stage("run/gpu"):
             raw = kernelrun.run(check.children, built.binary, check.plan, check.inputs, "gpu", check.puzzle.repeats,
                                 indices, limit=limit, tick=check.ticker("", "gpu"))
