@@ -129,3 +129,17 @@ def test_a_check_that_does_not_end_is_stopped_at_the_limit_and_flagged():
     assert side.seconds < 3 + 10
     row = differential.compare(endless, side, Side(NO_GPU))
     assert row.agreement == NOT_COMPARED and row.flag == "the simulator could not check it"
+
+
+def test_a_recorded_run_is_judged_again_with_todays_expectations():
+    """--again: the H200's verdicts stay, the curriculum's reasons are today's. The run of
+    2026-11-28 recorded p35/vector_through_the_tensor as a right kernel failing on the GPU;
+    it is a wrong kernel now, which only the GPU (and the PTX rule) catches, and says why."""
+    recorded = differential.Row("p35/vector_through_the_tensor", "p35", "right", Side(PASS),
+                                Side(FAIL, "fail", "vector: fail [invalid_access@113]"))
+    again = differential.recompare(differential.Table([recorded], "NVIDIA H200 (sm_90)", 1.0))
+    (row,) = again.rows
+    assert (row.kind, row.sim.verdict, row.gpu.verdict, row.agreement) == ("wrong", MISSED, CAUGHT, GPU_ONLY)
+    assert row.flag == "" and row.why.startswith("The simulator runs the CPU build")
+    gone = differential.Row("p35/no_such_kernel", "p35", "wrong", Side(CAUGHT), Side(CAUGHT))
+    assert differential.recompare(differential.Table([gone], "x", 1.0)).rows == []

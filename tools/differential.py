@@ -5,6 +5,10 @@ on the simulator alone and on the GPU alone, and whether their verdicts agree
     python tools/differential.py [PUZZLE | PUZZLE/KERNEL ...] [--json OUT.json]
         [--markdown OUT.md] [--per-gpu 4] [--gpus N] [--jobs N] [--sanitize auto|all|off]
         [--check-limit SECONDS]
+    python tools/differential.py --again RUN.json [RUN.json ...] [--json OUT.json] [--markdown OUT.md]
+
+`--again`: no checks run; the recorded runs' verdicts (a GPU host's) merged and compared
+again with today's wrong.toml and right.toml (a why written since, a kernel moved).
 
 Without names: every kernel. On a host with several GPUs the kernels are dealt out to one
 worker process per GPU (CUDA_VISIBLE_DEVICES=k), each running `--per-gpu` GPU checks at
@@ -96,7 +100,18 @@ def main(argv: list[str]) -> int:
                         help="seconds one check may take before it is stopped and flagged")
     parser.add_argument("--sanitize", choices=("auto", "all", "off"), default="auto",
                         help="compute-sanitizer on the GPU side, as `check` runs it (auto), every tool, or none")
+    parser.add_argument("--again", nargs="+", metavar="RUN.json", help="compare recorded runs again, run nothing")
     args = parser.parse_args(argv)
+    if args.again:
+        try:
+            recorded = [differential.from_json(Path(f).read_text(encoding="utf-8")) for f in args.again]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"cannot read a recorded run: {exc}")
+        table = differential.recompare(differential.merge(recorded))
+        write(table, args.json, args.markdown)
+        if not args.markdown:
+            print(differential.to_markdown(table))
+        return 1 if table.flagged() else 0
     if args.per_gpu < 1 or (args.jobs is not None and args.jobs < 1):
         parser.error("--per-gpu and --jobs take a number of at least 1")
     try:

@@ -292,6 +292,24 @@ def merge(tables: list[Table]) -> Table:
                  tables[0].sanitize if tables else "auto")
 
 
+def recompare(table: Table, repo: Path | None = None) -> Table:
+    """A recorded table judged again against today's wrong.toml and right.toml: the verdicts
+    a GPU gave stay what they were, the reasons (and a kernel moved from tests/right to
+    tests/wrong) are the curriculum's now. A kernel no longer there is left out."""
+    known = {k.id: k for k in kernels([], repo)}
+    as_wrong = {PASS: MISSED, FAIL: CAUGHT}
+    as_right = {MISSED: PASS, CAUGHT: FAIL}
+    rows = []
+    for row in table.rows:
+        kernel = known.get(row.id)
+        if kernel is None:
+            continue
+        turn = as_wrong if isinstance(kernel, curriculum.WrongKernel) else as_right
+        sim, gpu = (Side(turn.get(s.verdict, s.verdict), s.status, s.detail, s.seconds) for s in (row.sim, row.gpu))
+        rows.append(compare(kernel, sim, gpu))
+    return Table(rows, table.gpu, table.seconds, table.sanitize)
+
+
 def _cell(text: str) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
