@@ -46,7 +46,8 @@ def make_class(base: Path, secret_file: Path) -> dict[str, dict[str, set[str]]]:
     put(sub("honest-3", "pass"), "p01", "map.mojo", own)
     put(sub(HOSTILE_NAME, "pass"), "p01", "map.mojo", SOLUTION)  # a name that is markup and a formula
     for variant in sorted(p.name for p in (WRONG / "p01").iterdir()):
-        put(sub(f"wrong-{variant}", "fail"), "p01", "map.mojo", (WRONG / "p01" / variant / "map.mojo").read_bytes())
+        # fail, or refused where the source guard refuses what it does (unsafe_from_address)
+        put(sub(f"wrong-{variant}", NEVER_PASS), "p01", "map.mojo", (WRONG / "p01" / variant / "map.mojo").read_bytes())
     put(sub("compile-error", "fail"), "p01", "map.mojo", SOLUTION.replace("a[i] + 10", "a[i] +"))
     put(sub("forging", NEVER_PASS), "p01", "map.mojo", (DATA / "class/forging.mojo").read_bytes())
     leaking = (DATA / "class/leaking.mojo").read_text().replace("SECRET_FILE", str(secret_file))
