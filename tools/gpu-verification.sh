@@ -5,6 +5,8 @@
 #
 # GROUP: doctor | solutions | skeletons | verify-1 | verify-2 | verify-3 | pytest-gpu | bench
 #        | wrong (the kernels named in WRONG, space-separated) | sanitize-line (p03/no_guard, -g1 line)
+#        | class (issue 38's class, one process against Ray: every GPU here, 1, 2 and 4 tasks a GPU)
+#        | differential (the simulator against the GPU: the puzzles or kernels in DIFF, default all)
 # Each writes OUT_DIR/<group>.log (and .json where there is one) and prints its exit code
 # and time. Run from the repository root, with the workbook importable (PYTHON, default
 # python3). The groups are split so that each fits in a few minutes.
@@ -38,6 +40,10 @@ for group in "$@"; do
     verify-3) run verify-3 $py -m workbook author verify $ops --run --json ;;
     pytest-gpu) run pytest-gpu $py -m pytest -q -m gpu -p no:cacheprovider ;;
     bench) run bench $py benchmarks/bench.py --repeat 3 --out "$out/bench.json" ;;
+    class) run class $py benchmarks/class_grade.py --label "${LABEL:-gpu-host}" --share 1 --share 2 --share 4 \
+             --logs "$out/classlogs" --out "$out/class.json" ;;
+    differential) run differential $py tools/differential.py ${DIFF:-} --per-gpu 4 \
+                    --json "$out/differential.json" --markdown "$out/differential.md" ;;
     wrong) run wrong $py tools/run_wrong.py ${WRONG:?set WRONG to kernel ids} ;;
     sanitize-line)  # a compute-sanitizer finding names the learner's line (the -g1 build)
       tmp=$(mktemp -d) && cp -r puzzles solutions workbook pyproject.toml "$tmp"/ &&
