@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import psutil
@@ -81,3 +82,10 @@ def left_running() -> list[psutil.Process]:
         except psutil.Error:
             continue
     return found
+
+
+def sigint_at_default() -> None:
+    """A child's preexec_fn for a test that sends it Ctrl-C as a terminal would: SIGINT at its
+    default. A process started with SIGINT ignored (the tests run from `cmd &` in a script,
+    where the shell ignores it) keeps ignoring it, and the child would go on to its verdict."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import PYTHONPATH, WRONG
+from conftest import PYTHONPATH, WRONG, sigint_at_default
 from hostile_class import DATA, HOSTILE_NAME, SOLUTION, make_class, put
 
 from workbook import exitcodes, gradestore, roster, sandbox
@@ -332,13 +332,14 @@ def test_ctrl_c_stops_the_class_and_everything_it_started(tmp_path):
     with Seen(marker) as seen:
         command = subprocess.Popen([sys.executable, "-m", "workbook", "grade", str(klass), "-p", "p01", "--device",
                                     "sim", "--out", str(out), "--json"], env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+                                   stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                                   preexec_fn=sigint_at_default)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not _a_kernel_runs(seen.pids):
             time.sleep(0.5)
         command.send_signal(signal.SIGINT)
         stdout, stderr = command.communicate(timeout=120)
-    assert command.returncode == exitcodes.INTERRUPTED, stderr[-3000:]
+    assert command.returncode == exitcodes.INTERRUPTED, (stdout[-3000:], stderr[-3000:])
     (doc,) = [json.loads(line) for line in stdout.splitlines()]
     assert doc["error"]["key"] == "error.interrupted"
     assert not settled(marker, seen.sandbox_uids())

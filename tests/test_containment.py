@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import left_running
+from conftest import PYTHONPATH, left_running, sigint_at_default
 
 from workbook import containment, sandbox
 from workbook.limits import Limits
@@ -252,7 +252,7 @@ def test_a_workbook_stopped_by_a_signal_leaves_no_cgroup(tmp_path, kind, how):
     if kind == containment.WATCHER:
         pytest.skip("the watcher makes no cgroup")
     stopped = subprocess.Popen([sys.executable, "-c", STOPPED, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+                               env={**os.environ, "PYTHONPATH": PYTHONPATH}, preexec_fn=sigint_at_default)
     try:
         dirs = [Path(d) for d in stopped.stdout.readline().split()]
         assert dirs and all(d.is_dir() for d in dirs)
