@@ -360,8 +360,13 @@ class Children:
             contain = containment_.create(limits.memory_mb * limits_.MB, limits.processes)
             rlimits = _rlimits(limits, contain)
             if self.sandbox is not None:
-                writes, seen = sandbox_.writable_and_readable(argv, scratch)
-                self.sandbox.prepare(writes)
+                try:
+                    writes, seen = sandbox_.writable_and_readable(argv, scratch)
+                    self.sandbox.prepare(writes)
+                except BaseException:  # nothing started: its cgroup goes now
+                    if contain is not None:
+                        contain.close()
+                    raise
                 if self.sandbox.uid is not None:  # a root grader's: its user may reopen them (/proc/self/fd)
                     for fd in pass_fds:
                         with contextlib.suppress(OSError):
