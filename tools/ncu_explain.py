@@ -168,9 +168,7 @@ def explain_kernel(sim_lines: list[dict], gpu: dict[int, dict[str, int]]) -> dic
 
 def explain(pid: str, seed: int, table: dict, ptx_dir: Path | None) -> dict:
     base = ncu_table.FIXTURE if pid == ncu_table.PINNED else None
-    prep = ncu_table.Prepared(pid, base, seed)
-    children = Children()
-    try:
+    with ncu_table.prepared(pid, base, seed) as (prep, children):
         host = build.launcher(children, prep.src, prep.plan, "host")
         if not host.ok:
             raise RuntimeError(f"the simulator's build failed: {(host.output or str(host.problem))[-500:]}")
@@ -188,10 +186,6 @@ def explain(pid: str, seed: int, table: dict, ptx_dir: Path | None) -> dict:
                                         "kinds": kinds})
             result["cases"].append(case)
         return result
-    finally:
-        children.kill_all()
-        prep.inputs.unlink(missing_ok=True)
-        prep.folder.rmdir()
 
 
 def show(result: dict) -> str:

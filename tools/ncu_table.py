@@ -23,6 +23,7 @@ that a sector count does not depend on where a memory pool put a buffer.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -112,6 +113,20 @@ class Prepared:
         return list(dict.fromkeys(ln.name for ln in self.plan.cases[index].launches))
 
 
+@contextlib.contextmanager
+def prepared(pid: str, base: Path | None, seed: int):
+    """A puzzle prepared (its inputs file written) and the children that run it; when the
+    block ends, every child is stopped and the inputs file and its folder are gone."""
+    prep = Prepared(pid, base, seed)
+    children = Children()
+    try:
+        yield prep, children
+    finally:
+        children.kill_all()
+        prep.inputs.unlink(missing_ok=True)
+        prep.folder.rmdir()
+
+
 def run_sim(prep: Prepared, children: Children, binary: Path) -> dict[int, dict]:
     """Each chosen case alone through the simulator (its sites carry no case): per kernel,
     its traffic (ncu.sim_counts) and per line what made it."""
@@ -173,9 +188,7 @@ def run_gpu(prep: Prepared, children: Children, binary: Path, tool: Path, metric
 
 def measure(pid: str, base: Path | None, seed: int, gpu: bool, tool: Path | None, metrics: list[str]) -> dict:
     """One puzzle, both ways: its JSON."""
-    prep = Prepared(pid, base, seed)
-    children = Children()
-    try:
+    with prepared(pid, base, seed) as (prep, children):
         result: dict = {"puzzle": pid, "title": prep.puzzle.title["en"], "chapter": prep.puzzle.chapter,
                         "seed": seed, "module": prep.puzzle.module, "cases": []}
         host = build.launcher(children, prep.src, prep.plan, "host")
@@ -207,10 +220,6 @@ def measure(pid: str, base: Path | None, seed: int, gpu: bool, tool: Path | None
                     "lines": sim.get(index, {}).get("lines", {}).get(kernel, [])})
             result["cases"].append(case)
         return result
-    finally:
-        children.kill_all()
-        prep.inputs.unlink(missing_ok=True)
-        prep.folder.rmdir()
 
 
 def ncu_version(tool: Path | None) -> str:
