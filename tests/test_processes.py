@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import sigint_at_default
 
 from workbook import processes
 from workbook.processes import Children
@@ -126,11 +127,9 @@ def test_ctrl_c_during_an_endless_kernel_stops_everything(root, tmp_path):
     # A cache of its own: no time recorded elsewhere shortens the endless run's limit (timing.py).
     env = {**os.environ, "WORKBOOK_ROOT": str(root), "WORKBOOK_RUN_TIMEOUT": "300",
            "WORKBOOK_CACHE": str(tmp_path / "cache")}
-    # Ctrl-C as a terminal sends it: SIGINT at its default, even where the tests themselves
-    # were started with it ignored (a shell's `pytest &` without job control): a Python
-    # started with SIGINT ignored keeps ignoring it, and the run would go on to its verdict.
+    # Ctrl-C as a terminal sends it, even where the tests started with SIGINT ignored.
     run = subprocess.Popen([sys.executable, "-m", "workbook", "run", "p01", "--quick"], env=env,
-                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                           preexec_fn=sigint_at_default,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            cwd=Path(processes.__file__).parent.parent)
     me = psutil.Process(run.pid)
