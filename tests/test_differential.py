@@ -88,6 +88,20 @@ def test_the_tables_round_trip_and_merge():
     assert "| p24/one_sum_per_lane | caught | missed | simulator only | **simulator only, and its wrong.toml" in text
 
 
+def test_recorded_runs_merged_keep_a_kernels_latest_row_and_add_their_times():
+    """--again over two runs that both hold a kernel (p35 was run on 2026-11-28 and again
+    on 2026-11-29): it is counted once, with the later run's verdicts."""
+    old = differential.Table([differential.compare(_wrong("every_lane_writes"), Side(CAUGHT), Side(CAUGHT))],
+                             "H200 (sm_90)", 10.0)
+    new = differential.Table([differential.compare(_wrong("every_lane_writes"), Side(CAUGHT), Side(MISSED)),
+                              differential.compare(_wrong("one_sum_per_lane"), Side(CAUGHT), Side(MISSED))],
+                             "H200 (sm_90)", 12.0)
+    merged = differential.merge([old, new], one_after_another=True)
+    assert [(r.id, r.gpu.verdict) for r in merged.rows] == [("p24/every_lane_writes", MISSED),
+                                                            ("p24/one_sum_per_lane", MISSED)]
+    assert merged.seconds == 22.0
+
+
 def test_the_tool_refuses_a_name_that_is_no_puzzle_or_kernel():
     done = subprocess.run([sys.executable, str(REPO / "tools/differential.py"), "p24/no_such_kernel"],
                           capture_output=True, text=True, cwd=REPO, timeout=120)

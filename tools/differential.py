@@ -8,7 +8,8 @@ on the simulator alone and on the GPU alone, and whether their verdicts agree
     python tools/differential.py --again RUN.json [RUN.json ...] [--json OUT.json] [--markdown OUT.md]
 
 `--again`: no checks run; the recorded runs' verdicts (a GPU host's) merged and compared
-again with today's wrong.toml and right.toml (a why written since, a kernel moved).
+again with today's wrong.toml and right.toml (a why written since, a kernel moved). Give
+the runs oldest first: a kernel in more than one keeps the verdicts of the last.
 
 Without names: every kernel. On a host with several GPUs the kernels are dealt out to one
 worker process per GPU (CUDA_VISIBLE_DEVICES=k), each running `--per-gpu` GPU checks at
@@ -107,7 +108,7 @@ def main(argv: list[str]) -> int:
             recorded = [differential.from_json(Path(f).read_text(encoding="utf-8")) for f in args.again]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             parser.error(f"cannot read a recorded run: {exc}")
-        table = differential.recompare(differential.merge(recorded))
+        table = differential.recompare(differential.merge(recorded, one_after_another=True))
         write(table, args.json, args.markdown)
         if not args.markdown:
             print(differential.to_markdown(table))

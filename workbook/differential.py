@@ -284,11 +284,15 @@ def from_json(text: str) -> Table:
     return Table(rows, data.get("gpu", NO_GPU), data.get("seconds", 0.0), data.get("sanitize", "auto"))
 
 
-def merge(tables: list[Table]) -> Table:
-    """The tables of several worker processes (one per GPU) as one, rows in kernel order."""
-    rows = sorted((r for t in tables for r in t.rows), key=lambda r: (_order(r.puzzle), r.kind, r.id))
+def merge(tables: list[Table], *, one_after_another: bool = False) -> Table:
+    """Several tables as one, rows in kernel order: a worker process's per GPU (run side by
+    side: the time is the longest's), or recorded runs (`one_after_another`: the times add
+    up). A kernel in more than one table keeps its row from the last: a later run's."""
+    latest = {r.id: r for t in tables for r in t.rows}
+    rows = sorted(latest.values(), key=lambda r: (_order(r.puzzle), r.kind, r.id))
     gpus = sorted({t.gpu for t in tables})
-    return Table(rows, " + ".join(gpus), max((t.seconds for t in tables), default=0.0),
+    times = [t.seconds for t in tables]
+    return Table(rows, " + ".join(gpus), (sum(times) if one_after_another else max(times, default=0.0)),
                  tables[0].sanitize if tables else "auto")
 
 
