@@ -14,6 +14,8 @@
 #   speed-tests             the GPU tests of the timing (pytest -m gpu tests/test_speed.py)
 #   stability-p21 | stability-p21-wrong | stability-p16
 #                           ten checks each (benchmarks/speed_stability.py): OUT_DIR/stability.json
+# Keep OUT_DIR/ncu/<id>.json and meta.json in benchmarks/results/ncu-<gpu>-<date>/: the table is
+# made again from them anywhere (`tools/ncu_table.py THAT_FOLDER --table --docs docs/ncu.md --record`).
 # Each writes OUT_DIR/<group>.log and prints its exit code and time. Run from the repository
 # root, with the workbook importable (PYTHON, default python3) and ncu on PATH or in
 # /usr/local/cuda/bin.
