@@ -229,6 +229,22 @@ def test_a_gpu_launcher_is_allowed_memory_for_the_buffers_it_moves(root):
     assert own_memory_mb(plan, every, "sim") == 0  # the simulator's buffers are the kernel's memory
 
 
+def test_a_gpu_run_is_allowed_the_drivers_own_memory_and_a_tool_its_own(root):
+    """The H200's driver held 1.3 GB of shared memory in a p01 launcher, which a class's
+    512 MB limit stopped before its kernel ran: it is allowed on top, on the GPU only."""
+    from workbook import limits
+    from workbook.kernelrun import TOOL_MEMORY_MB, extra_memory_mb, own_memory_mb
+
+    _, _, plan = plan_for("p21")
+    every = list(range(len(plan.cases)))
+    assert limits.GPU_RUNTIME_MB >= 1400  # what the H200 host measured (workbook/limits.py)
+    assert extra_memory_mb(plan, every, "gpu", None) == own_memory_mb(plan, every, "gpu") + limits.GPU_RUNTIME_MB
+    assert extra_memory_mb(plan, every, "gpu", ["compute-sanitizer"]) == (
+        own_memory_mb(plan, every, "gpu") + limits.GPU_RUNTIME_MB + TOOL_MEMORY_MB)
+    assert extra_memory_mb(plan, every, "sim", None) == 0
+    assert limits.runtime_allowance_mb("cpu") == 0 and limits.runtime_allowance_mb("gpu") == limits.GPU_RUNTIME_MB
+
+
 def test_bfloat16_inputs_are_stored_as_their_top_16_bits(root, tmp_path):
     """p36's a and w are bfloat16 on the device: two bytes a value in the inputs file,
     the top half of the float32 the reference gave, and a typed device buffer."""

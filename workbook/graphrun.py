@@ -242,6 +242,7 @@ class GraphWorker:
                 env["CUDA_VISIBLE_DEVICES"] = self.gpu.visible
             child = self.children.start([sys.executable, "-m", module, str(folder)], log=channel["log"],
                                         env=env, cwd=settings.PACKAGE.parent,
+                                        memory_extra_mb=limits.runtime_allowance_mb(self.device),
                                         learner=True, scratch=folder, reads=reads,
                                         pass_fds=(*(s.fd for s in handed.values()), *extra))
             self.started.append(child)

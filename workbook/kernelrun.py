@@ -259,6 +259,13 @@ def _run_cases(total: KernelRun, children: Children, binary: Path, plan: Plan, i
         remaining = remaining[remaining.index(stopped) + 1:] if stopped in remaining else []
 
 
+def extra_memory_mb(plan: Plan, cases: list[int], mode: str, prefix: list[str] | None) -> int:
+    """What a launcher may hold on top of the learner's allowance: the workbook's own data,
+    the GPU driver's own memory (limits.GPU_RUNTIME_MB) and a tool's around it."""
+    return (own_memory_mb(plan, cases, mode) + limits.runtime_allowance_mb(mode)
+            + (TOOL_MEMORY_MB if prefix else 0))
+
+
 def own_memory_mb(plan: Plan, cases: list[int], mode: str) -> int:
     """What a launcher needs for the workbook's own data, on top of the learner's memory
     allowance: on a GPU it reads the whole inputs file (every case's, the timed ones'
@@ -326,7 +333,7 @@ def _run_once(children: Children, binary: Path, plan: Plan, inputs: Path, mode: 
         # The launcher stops itself at its limit and says where it was; a limit given as a
         # function is this side's to keep, and SIGUSR1 asks the simulator where it was.
         child = children.start(argv, log=channel["log"], env=child_env, cwd=folder, learner=True,
-                               memory_extra_mb=own_memory_mb(plan, cases, mode) + (TOOL_MEMORY_MB if prefix else 0),
+                               memory_extra_mb=extra_memory_mb(plan, cases, mode, prefix),
                                pass_fds=(*(sink.fd for sink in handed.values()), *keep))
         waited = limit if callable(limit) else ceiling + (GPU_GRACE if mode == "gpu" else 5)
         outcome = children.wait(child, waited, (lambda: tick(channel["phase"])) if tick else None,

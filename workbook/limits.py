@@ -42,6 +42,17 @@ from .containment import Stop
 from .i18n import Msg, msg
 
 MB = 1 << 20
+# What the GPU's driver and runtime hold in a process that opens the GPU, whatever its kernel
+# does: on the H200 host (driver 580), a p01 launcher's cgroup peaked at 1400 MB, 1319 MB of
+# it shared memory the driver maps (memory.stat: shmem, file_mapped) and 69 MB anonymous; it
+# was stopped under limits of 512 to 1152 MB before its kernel ran (2026-11-29). It is not the
+# learner's: a run that opens the GPU gets it on top of WORKBOOK_MEMORY_LIMIT_MB.
+GPU_RUNTIME_MB = 2048
+
+
+def runtime_allowance_mb(device: str) -> int:
+    """Memory a run on `device` may hold on top of the learner's, for the GPU's own runtime."""
+    return GPU_RUNTIME_MB if device == "gpu" else 0
 # What a program says when an allocation fails (Mojo's runtime, C++, Python, the CUDA driver).
 OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|MemoryError|Cannot allocate memory|OUT_OF_MEMORY|ENOMEM",
                            re.IGNORECASE)
