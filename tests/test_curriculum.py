@@ -26,7 +26,7 @@ TEST_SEEDS = 3 if CI else 10
 PUZZLES = catalog.all_puzzles(REPO)
 ALL_KERNELS = [k for p in PUZZLES for k in curriculum.wrong_kernels(p, REPO)]
 ALL_RIGHT = [k for p in PUZZLES for k in curriculum.right_kernels(p, REPO)]
-KERNELS = scope.sample(ALL_KERNELS, per_puzzle=2) if CI else ALL_KERNELS
+KERNELS = scope.sample(ALL_KERNELS, per_puzzle=1) if CI else ALL_KERNELS
 RIGHT = scope.sample(ALL_RIGHT, per_puzzle=1) if CI else ALL_RIGHT
 # Right kernels whose check takes minutes cold (p33's tensor cores, p34's clusters).
 SLOW_RIGHT = ("p33", "p34")

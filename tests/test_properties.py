@@ -14,6 +14,7 @@ import json
 import shutil
 
 import pytest
+import scope
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -79,8 +80,8 @@ def _set_up(root, skeleton: bytes, state: bytes | None, learner) -> None:
         path.write_bytes(learner)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(max_examples=60 if scope.ci() else 150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(command=COMMANDS, pid=IDS, seed=SEEDS, devices=DEVICES, state=STATES, learner=LEARNER,
        as_json=st.booleans(), yes=st.booleans())
 def test_every_input_ends_in_a_verdict_or_a_clean_error(workbook_folder, capsys, command, pid, seed, devices, state,
