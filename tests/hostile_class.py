@@ -53,11 +53,12 @@ def make_class(base: Path, secret_file: Path) -> dict[str, dict[str, set[str]]]:
     leaking = (DATA / "class/leaking.mojo").read_text().replace("SECRET_FILE", str(secret_file))
     put(sub("leaking", NEVER_PASS), "p01", "map.mojo", leaking)
     put(sub("hanging", "timeout"), "p01", "map.mojo", (DATA / "endless/map.mojo").read_bytes())
-    put(sub("memory-hungry", NEVER_PASS), "p01", "map.mojo", (DATA / "class/hoarding.mojo").read_bytes())
-    # Where the process limit holds the bomb, the shell's own retries of a fork may keep the kernel
-    # past its time limit: a timeout is an honest grade for it too.
-    bomb = NEVER_PASS | {"timeout"}
-    put(sub("fork-bombing", bomb), "p01", "map.mojo", (DATA / "class/forkbomb.mojo").read_bytes())
+    # Where a limit holds them, the fork bomb's retries of a fork and the hoard's reclaim at its
+    # cgroup's memory limit (slow on a busy machine) may keep either past its time limit: a
+    # timeout is an honest grade for both, as long as neither passes.
+    held = NEVER_PASS | {"timeout"}
+    put(sub("memory-hungry", held), "p01", "map.mojo", (DATA / "class/hoarding.mojo").read_bytes())
+    put(sub("fork-bombing", held), "p01", "map.mojo", (DATA / "class/forkbomb.mojo").read_bytes())
     link = sub("link", "refused")
     (link / "puzzles/p01").mkdir()
     (link / "puzzles/p01/map.mojo").symlink_to(secret_file)

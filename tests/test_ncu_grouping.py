@@ -45,7 +45,7 @@ def p29_pipeline(size: int = 2049, tile: int = 256, load: int = 32):
                for t in range(load)]
 
 
-def p30_box_rows(rows: int = 70, cols: int = 300, tpb: int = 128, radius: int = 4):
+def p30_box_rows(rows: int = 70, cols: int = 300, radius: int = 4):
     for r in range(rows):
         for c0 in range(0, cols, 32):  # a warp: 32 neighbouring columns of row r (ceildiv(cols, TPB) blocks)
             yield [[(r * cols + k) * 4 if 0 <= k < cols else None for k in range(c - radius, c + radius + 1)]
@@ -63,11 +63,14 @@ def p30_box_shared(rows: int = 70, cols: int = 300, tpb: int = 128, radius: int 
 
 def recorded(puzzle: str, kernel: str) -> dict:
     doc = json.loads((RUN / f"{puzzle}.json").read_text())
-    (row,) = [r for case in doc["cases"] for k in case["kernels"] if k["kernel"] == kernel
-              for r in k["rows"] if r["kind"] == "global_load" and r["quantity"] == "sectors"]
-    (requests,) = [r for case in doc["cases"] for k in case["kernels"] if k["kernel"] == kernel
-                   for r in k["rows"] if r["kind"] == "global_load" and r["quantity"] == "requests"]
-    return {"sim": row["sim"], "ncu": row["ncu"], "requests": requests["ncu"], "sim_requests": requests["sim"]}
+
+    def load_row(quantity: str) -> dict:
+        (row,) = [r for case in doc["cases"] for k in case["kernels"] if k["kernel"] == kernel
+                  for r in k["rows"] if r["kind"] == "global_load" and r["quantity"] == quantity]
+        return row
+
+    sector_row, requests = load_row("sectors"), load_row("requests")
+    return {"sim": sector_row["sim"], "ncu": sector_row["ncu"], "requests": requests["ncu"], "sim_requests": requests["sim"]}
 
 
 def test_by_iteration_is_ncus_count_and_by_arrival_the_simulators():

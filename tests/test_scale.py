@@ -245,6 +245,31 @@ def test_a_check_stops_at_its_total_budget_and_says_what_did_not_run(root, monke
     assert result.budget_spent is not None and result.budget_spent.key == "check.budget_spent"
 
 
+@pytest.mark.parametrize("first", [Status.PASS, Status.FAIL])
+def test_a_budget_spent_before_a_run_started_is_a_timeout_unless_a_failure_came_first(root, monkeypatch, first):
+    """The budget went on the build (a fast compile on a busy machine, say): the simulator never
+    ran. That is a timeout saying so, never a pass on the CPU's word nor a bare `not_run`; a
+    failure found before the budget ran out stays the verdict."""
+    from workbook import judge
+
+    monkeypatch.setenv("WORKBOOK_CHECK_BUDGET", "0.5")  # spent as soon as it is asked
+
+    def host_run(check, parts):
+        for part in parts:
+            check.kernels[part.id]["cpu"] = judge.device_result("cpu", first, "reason.kernels_first")
+            if check.spent("sim"):
+                check.kernels[part.id]["sim"] = judge.device_result("sim", Status.NOT_RUN, "reason.budget_spent")
+
+    _stand_in_pipelines(monkeypatch)
+    monkeypatch.setattr(engine.host, "run", host_run)
+    result = engine.check_puzzle(catalog.load("p01"), engine.Options(solutions=True, cache=False))
+    assert result.budget_spent is not None and result.budget_spent.key == "check.budget_spent"
+    if first == Status.PASS:
+        assert result.status == Status.TIMEOUT and result.problem == result.budget_spent
+    else:
+        assert result.status == Status.FAIL and result.problem is None
+
+
 def _stand_in_pipelines(monkeypatch, *, gpu_after_plain=None, plain=Status.PASS):
     """Kernel pipelines that only set verdicts (`plain` for the host's): the engine's order
     is what is tested, not a build."""

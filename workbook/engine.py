@@ -299,12 +299,22 @@ class Check:
             result.status = Status.CRASH
             result.seconds = time.perf_counter() - self.started
             return result
-        result.status = verdict([p.status for p in result.parts])
+        result.status = self._within_budget(verdict([p.status for p in result.parts]))
         result.seconds = time.perf_counter() - self.started
         self._count_cpu()
         if key:
             verdicts.put(key, result)
         return result
+
+    def _within_budget(self, status: Status) -> Status:
+        """A check whose budget ran out before a wanted run started is a timeout, not a pass
+        (a device left out might have failed) nor `not_run` (the build took the budget):
+        the same verdict whichever stage the budget ran out in. A failure found before it
+        ran out stands: that is a verdict on the code."""
+        if self.result.budget_spent is None or status not in (Status.PASS, *NOT_RAN):
+            return status
+        self.result.problem = self.result.problem or self.result.budget_spent
+        return Status.TIMEOUT
 
     def _speed_cases(self, reference) -> list[tuple[Part, dict, dict]]:
         """The parts timed on the GPU ([parts.speed]) and their cases, where a GPU runs

@@ -100,7 +100,7 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         return
     if result.problem:
         console.print(Text(say(result.problem), style="bold red"))
-    if result.budget_spent:
+    if result.budget_spent and result.budget_spent != result.problem:
         console.print(Text(say(result.budget_spent), style="bold yellow"))
     if result.diagnostics or result.compiler_output:
         render_diagnostics(console, result)
@@ -175,7 +175,7 @@ def render_rest(console: Console, first: PuzzleResult, final: PuzzleResult) -> N
     console.rule(Text(t("report.stream.after"), style="bold"), align="left")
     if final.problem and final.problem != first.problem:
         console.print(Text(say(final.problem), style="bold red"))
-    if final.budget_spent:
+    if final.budget_spent and final.budget_spent != final.problem:
         console.print(Text(say(final.budget_spent), style="bold yellow"))
     if final.diagnostics or final.compiler_output:
         render_diagnostics(console, final)
@@ -998,7 +998,7 @@ def compact(result: PuzzleResult, title: str, files: list[str] | None = None) ->
         return [*shown, not_started(result, files)]
     if result.problem:
         shown.append(Text(say(result.problem), style="bold red"))
-    if result.budget_spent:
+    if result.budget_spent and result.budget_spent != result.problem:
         shown.append(Text(say(result.budget_spent), style="bold yellow"))
     if result.diagnostics:
         diag = result.diagnostics[0]
