@@ -69,8 +69,8 @@ def recorded(puzzle: str, kernel: str) -> dict:
                   for r in k["rows"] if r["kind"] == "global_load" and r["quantity"] == quantity]
         return row
 
-    sector_row, requests = load_row("sectors"), load_row("requests")
-    return {"sim": sector_row["sim"], "ncu": sector_row["ncu"], "requests": requests["ncu"], "sim_requests": requests["sim"]}
+    sector, request = load_row("sectors"), load_row("requests")
+    return {"sim": sector["sim"], "ncu": sector["ncu"], "requests": request["ncu"], "sim_requests": request["sim"]}
 
 
 def test_by_iteration_is_ncus_count_and_by_arrival_the_simulators():
