@@ -391,8 +391,8 @@ def compile_split(copy: Copy, repeat: int) -> list[Row]:
 
 RENDER = """import json, os, sys, time
 from workbook import catalog, report, settings, terminal
-from workbook.commands.common import learner_files, title
-from workbook.results import from_dict
+from workbook.cli.commands.common import learner_files, title
+from workbook.core.results import from_dict
 kept = max((settings.cache_dir() / "verdicts").glob("*.json"), key=os.path.getmtime)
 result = from_dict(json.loads(kept.read_bytes())["result"])
 puzzle = catalog.load(sys.argv[1])

@@ -24,8 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workbook import catalog, containment, engine, grading, sandbox, settings  # noqa: E402
-from workbook.processes import Children  # noqa: E402
+from workbook.check import engine
+from workbook.child import containment, sandbox
+from workbook.child.processes import Children  # noqa: E402
+from workbook.core import settings
+from workbook.course import catalog  # noqa: E402
+from workbook.grade import grading
 
 
 def main() -> int:

@@ -4,7 +4,7 @@ and, for p21, to a layout that is right but slow (tests/wrong/p21/strided_thread
 
     python benchmarks/speed_stability.py OUT.json [--runs 10] [--seed 12]
 
-Each check times its parts as a learner's check does (workbook/speed.py: every timed run
+Each check times its parts as a learner's check does (workbook/judging/speed.py: every timed run
 after the L2 cache is flushed; the reference solution built into the same launcher and
 timed alternately with the learner's kernels). Per run and part: the median, the fastest
 and the middle half (first to third quartile) in µs, the solution's median and middle half
@@ -29,7 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workbook import catalog, curriculum, engine, toolchain  # noqa: E402
+from workbook.author import curriculum  # noqa: E402
+from workbook.check import engine  # noqa: E402
+from workbook.core import toolchain  # noqa: E402
+from workbook.course import catalog  # noqa: E402
 
 SUBJECTS = [("p21", "solution", None), ("p21", "strided_threads", REPO / "tests" / "wrong" / "p21" / "strided_threads"),
             ("p16", "solution", None)]

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workbook import toolchain
+from workbook.core import toolchain
 
 REPO = Path(__file__).resolve().parent.parent
 # A child `python -m workbook` imports this checkout first, and still finds what the caller's
@@ -64,7 +64,7 @@ def put_solution(root: Path, puzzle: str) -> None:
 @pytest.fixture(autouse=True)
 def english(monkeypatch):
     """Tests read English messages unless they ask for Korean."""
-    from workbook import i18n
+    from workbook.core import i18n
 
     monkeypatch.setenv("WORKBOOK_LANG", "en")
     i18n.set_language("en")

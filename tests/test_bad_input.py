@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import PYTHONPATH, REPO, put_solution
 
-from workbook import cli, exitcodes, sandbox, state
+from workbook.child import sandbox
+from workbook.cli.app import app as cli
+from workbook.core import exitcodes
+from workbook.course import state
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap mounts the faults")
 
@@ -115,7 +118,7 @@ def test_a_home_that_cannot_be_written_still_gives_json(root, tmp_path):
 def test_the_crash_log_is_written_without_a_home_or_a_workbook_folder(root, capsys, monkeypatch):
     """The crash logger itself failed (a traceback, non-JSON output) when no folder of the
     home or the workbook could be written; it falls back to the temp folder."""
-    from workbook.commands import list_
+    from workbook.cli.commands import list_
 
     monkeypatch.setenv("HOME", "/dev/null")
     monkeypatch.delenv("WORKBOOK_CACHE", raising=False)
@@ -128,7 +131,7 @@ def test_the_crash_log_is_written_without_a_home_or_a_workbook_folder(root, caps
 
 
 def test_two_crashes_in_one_second_keep_two_logs(root, capsys, monkeypatch):
-    from workbook.commands import list_
+    from workbook.cli.commands import list_
 
     monkeypatch.setattr(list_, "main", lambda ctx: 1 / 0)
     logs = {json_error(capsys, "list")[1]["error"]["log"] for _ in range(3)}
@@ -293,7 +296,7 @@ def test_escape_sequences_in_titles_texts_and_hints_never_reach_the_terminal(roo
 def test_a_real_terminal_gets_colour_but_no_sequence_from_content():
     import io
 
-    from workbook import terminal
+    from workbook.view import terminal
 
     buffer = io.StringIO()
     console = terminal.console(file=buffer, force_terminal=True, width=80)

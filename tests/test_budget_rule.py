@@ -11,8 +11,14 @@ import pytest
 from conftest import REPO, put_solution
 from rich.console import Console
 
-from workbook import catalog, curriculum, engine, i18n, judge, launcher, report
-from workbook.results import LaunchAccess, Status
+from workbook.author import curriculum
+from workbook.check import engine
+from workbook.compile import launcher
+from workbook.core import i18n
+from workbook.core.results import LaunchAccess, Status
+from workbook.course import catalog, manifest
+from workbook.judging import judge
+from workbook.view import report
 
 P24 = next(p for p in catalog.all_puzzles(REPO) if p.id == "p24")
 
@@ -39,7 +45,7 @@ def test_a_budget_limit_must_be_a_number_or_a_size_expression(root):
     path = root / "puzzles/p24/puzzle.toml"
     path.write_text(path.read_text().replace('max_global_reads = "ceildiv(ceildiv(size, 32), 32)"',
                                              'max_global_reads = "import os"'))
-    with pytest.raises(catalog.CatalogError):
+    with pytest.raises(manifest.CatalogError):
         catalog.load("p24", root)
 
 

@@ -4,9 +4,10 @@ which a per-thread limit can't (lane 31 reads twice either way)."""
 
 import numpy as np
 
-from workbook import judge, kernelrun
-from workbook.launcher import LaunchSpec
-from workbook.results import LaunchAccess
+from workbook.compile.launcher import LaunchSpec
+from workbook.core.results import LaunchAccess
+from workbook.judging import judge
+from workbook.run import kernelrun
 
 LAUNCH = LaunchSpec("k[size]", ("output", "a"), (2, 1, 1), (128, 1, 1), "k")
 

@@ -12,9 +12,11 @@ import os
 import pytest
 from conftest import put_solution, put_wrong
 
-from workbook import build, catalog, engine, launcher
-from workbook.processes import Children
-from workbook.results import Status
+from workbook.check import engine
+from workbook.child.processes import Children
+from workbook.compile import build, launcher
+from workbook.core.results import Status
+from workbook.course import catalog
 
 
 @pytest.fixture
@@ -114,7 +116,7 @@ def test_builds_start_the_real_compiler_not_the_wheels_script(tmp_path, monkeypa
     """The wheel's `mojo` is a Python script that sets four variables and becomes the
     real driver: builds start the driver itself (a Python start-up less before every
     verdict), with the same variables, the ambient ones winning as in the script."""
-    from workbook import toolchain
+    from workbook.core import toolchain
 
     toolchain.mojo_driver.cache_clear()
     try:

@@ -28,9 +28,12 @@ from conftest import REPO, WRONG
 from test_cli import invoke
 from test_sweep import ended_pid
 
-from workbook import build, cachetrust, catalog, engine, prune, settings, sweep
-from workbook.processes import Children
-from workbook.results import Status
+from workbook.check import engine
+from workbook.child.processes import Children
+from workbook.compile import build
+from workbook.core import cachetrust, prune, settings, sweep
+from workbook.core.results import Status
+from workbook.course import catalog
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="two users need root (setuid, chown)")
 

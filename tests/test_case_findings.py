@@ -11,8 +11,11 @@ import pytest
 from conftest import put_wrong
 from rich.console import Console
 
-from workbook import catalog, engine, i18n, report
-from workbook.results import Status
+from workbook.check import engine
+from workbook.core import i18n
+from workbook.core.results import Status
+from workbook.course import catalog
+from workbook.view import report
 
 pytestmark = pytest.mark.slow
 

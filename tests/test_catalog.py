@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from workbook import catalog, skeleton
+from workbook.course import catalog, manifest, skeleton
 
 
 def test_every_puzzle_loads_with_parts_files_and_hints(root):
@@ -31,7 +31,7 @@ def test_ids_are_resolved(root, typed, expected):
 
 
 def test_unknown_id_suggests_the_closest(root):
-    with pytest.raises(catalog.CatalogError) as caught:
+    with pytest.raises(manifest.CatalogError) as caught:
         catalog.resolve_id("p37")
     close = caught.value.msg.values["close"].split(", ")
     assert caught.value.msg.key == "catalog.unknown_puzzle_close" and close
@@ -42,7 +42,7 @@ def test_unknown_id_suggests_the_closest(root):
 def test_an_id_the_course_leaves_out_says_why(root, typed):
     """Upstream's p20 calls its op from PyTorch, which is not in this stack: said, in both
     languages, with where its op is here, never the nearest ids as if it were a typo."""
-    with pytest.raises(catalog.CatalogError) as caught:
+    with pytest.raises(manifest.CatalogError) as caught:
         catalog.resolve_id(typed)
     assert caught.value.msg.key == "catalog.left_out"
     assert "PyTorch" in caught.value.msg.text("en") and "p17" in caught.value.msg.text("en")
@@ -57,29 +57,29 @@ def test_a_name_or_words_of_a_title_find_the_puzzle(root, typed, expected):
 
 
 def test_words_that_several_titles_hold_name_them_all(root):
-    with pytest.raises(catalog.CatalogError) as caught:
+    with pytest.raises(manifest.CatalogError) as caught:
         catalog.resolve_id("warp")
     found = caught.value.msg.values["found"]
     assert caught.value.msg.key == "catalog.name_several" and "p24" in found and "p25" in found
-    with pytest.raises(catalog.CatalogError) as caught:
+    with pytest.raises(manifest.CatalogError) as caught:
         catalog.resolve_id("zz")  # too short to be a name: the usual message
     assert caught.value.msg.key == "catalog.unknown_puzzle"
 
 
 def test_a_path_where_an_id_belongs_is_explained(root):
-    with pytest.raises(catalog.CatalogError) as caught:
+    with pytest.raises(manifest.CatalogError) as caught:
         catalog.resolve_id("puzzles/p18/op/softmax.mojo")
     assert caught.value.msg.values["guess"] == "p18"
 
 
 def test_missing_and_malformed_manifests_are_reported(root):
     (root / "puzzles/p18/puzzle.toml").write_text("id = 'p18'\nedit = [\n")
-    with pytest.raises(catalog.CatalogError, match="malformed manifest"):
+    with pytest.raises(manifest.CatalogError, match="malformed manifest"):
         catalog.load("p18")
     (root / "puzzles/p18/puzzle.toml").write_text("id = 'p18'\n")
-    with pytest.raises(catalog.CatalogError, match="missing 'edit'"):
+    with pytest.raises(manifest.CatalogError, match="missing 'edit'"):
         catalog.load("p18")
-    with pytest.raises(catalog.CatalogError, match="manifest is missing"):
+    with pytest.raises(manifest.CatalogError, match="manifest is missing"):
         catalog.load("p99")
 
 
@@ -92,18 +92,18 @@ def test_missing_and_malformed_manifests_are_reported(root):
 def test_manifest_mistakes_name_the_key(root, edit, message):
     path = root / "puzzles/p18/puzzle.toml"
     path.write_text(path.read_text().replace(*edit))
-    with pytest.raises(catalog.CatalogError, match=message):
+    with pytest.raises(manifest.CatalogError, match=message):
         catalog.load("p18")
 
 
 def test_size_expressions():
     names = {"size": 13, "TPB": 4}
-    assert catalog.evaluate("ceildiv(size, TPB)", names) == 4
-    assert catalog.evaluate("size * 2 + 1", names) == 27
-    assert catalog.evaluate("max(size, 20) // TPB", names) == 5
+    assert manifest.evaluate("ceildiv(size, TPB)", names) == 4
+    assert manifest.evaluate("size * 2 + 1", names) == 27
+    assert manifest.evaluate("max(size, 20) // TPB", names) == 5
     for bad in ("size.x", "open('f')", "size ** 2", "nope"):
-        with pytest.raises((catalog.ManifestError, SyntaxError)):
-            catalog.evaluate(bad, names)
+        with pytest.raises((manifest.ManifestError, SyntaxError)):
+            manifest.evaluate(bad, names)
 
 
 def test_skeleton_keeps_instructions_and_placeholders_only():
@@ -256,7 +256,7 @@ def test_traffic_limit_mistakes_name_the_key(root, edit, message):
     path = root / "puzzles/p21/puzzle.toml"
     assert edit[0] in path.read_text()
     path.write_text(path.read_text().replace(*edit))
-    with pytest.raises(catalog.CatalogError, match=message):
+    with pytest.raises(manifest.CatalogError, match=message):
         catalog.load("p21")
 
 
@@ -276,5 +276,5 @@ def test_only_bfloat16_is_said_of_an_input_and_never_of_an_output(root, dtypes, 
     bits the launcher writes). Any other would be one type's bytes read as another."""
     path = root / "puzzles/p36/puzzle.toml"
     path.write_text(path.read_text().replace('dtypes = { a = "bfloat16", w = "bfloat16" }', f"dtypes = {dtypes}"))
-    with pytest.raises(catalog.CatalogError, match=message):
+    with pytest.raises(manifest.CatalogError, match=message):
         catalog.load("p36")

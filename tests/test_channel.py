@@ -27,7 +27,7 @@ import psutil
 import pytest
 from conftest import REPO, put_solution
 
-from workbook import sandbox
+from workbook.child import sandbox
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 
@@ -350,7 +350,7 @@ def test_the_worker_reads_graph_text_as_mlir_does_and_names_the_workbook_s_libra
     from max.graph import DeviceRef, Graph, TensorType, ops
     from max.graph.graph import _graph, default_mlir_context
 
-    from workbook import graphrun, worker
+    from workbook.run import graphrun, worker
 
     vector = TensorType(DType.float32, shape=[8], device=DeviceRef.CPU())
     with Graph("softmax", input_types=[vector]) as graph:
@@ -375,7 +375,7 @@ def test_the_worker_s_outputs_are_read_only_as_numbers_of_the_size_they_say():
 
     import numpy as np
 
-    from workbook import graphrun, worker
+    from workbook.run import graphrun, worker
 
     out = io.BytesIO()
     worker.write_array(out, (0, 1, 2), np.arange(6, dtype=np.float32).reshape(2, 3))
@@ -389,7 +389,7 @@ def test_the_worker_s_outputs_are_read_only_as_numbers_of_the_size_they_say():
 
 
 def test_a_run_folder_file_is_read_only_when_it_is_a_regular_file(tmp_path):
-    from workbook import protocol
+    from workbook.child import protocol
 
     (tmp_path / "secret").write_text("secret")
     (tmp_path / protocol.RESULT).symlink_to(tmp_path / "secret")
@@ -407,7 +407,7 @@ def test_a_run_folder_file_is_read_only_when_it_is_a_regular_file(tmp_path):
 
 
 def test_a_graph_naming_another_kernel_library_is_not_the_learner_s_op(tmp_path):
-    from workbook import graphrun
+    from workbook.run import graphrun
 
     text = ('mo.graph @softmax(%arg0: !mo.tensor<[8], f32>) -> !mo.tensor<[8], f32> attributes '
             '{_kernel_library_paths = ["LIBRARY"], argument_names = ["input0"], result_names = ["output0"]} {\n'

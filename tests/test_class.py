@@ -1,4 +1,4 @@
-"""A class graded on Ray (workbook/classgrade.py): a hostile class in one command.
+"""A class graded on Ray (workbook/grade/classgrade.py): a hostile class in one command.
 
 The class is made here, in a temporary folder, from real kernels: honest ones, wrong ones
 (tests/wrong/p01), and the attacks of issue 38 (a forged verdict, leaked secrets, an endless
@@ -33,7 +33,9 @@ import pytest
 from conftest import PYTHONPATH, WRONG, sigint_at_default
 from hostile_class import DATA, HOSTILE_NAME, SOLUTION, make_class, put
 
-from workbook import exitcodes, gradestore, roster, sandbox
+from workbook.child import sandbox
+from workbook.core import exitcodes
+from workbook.grade import gradestore, roster
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
@@ -408,7 +410,7 @@ def test_a_kept_grade_is_used_only_when_it_is_ours_whole_and_the_one_asked_for(t
 def test_the_class_table_shows_what_a_submission_wrote_as_text_and_every_grade_in_words(tmp_path):
     """grades.csv, grades.jsonl and the HTML from cells made by hand: a hostile name, a
     program's output with markup, each grade word; nothing of it is markup or a formula."""
-    from workbook import classgrade, gradebook
+    from workbook.grade import classgrade, gradebook
 
     output = "</pre><script>alert('out')</script>"
     crash = {"id": "p01", "title": "Map", "status": "fail", "kind": "kernel", "files": {"map.mojo": "taken"},
@@ -442,13 +444,13 @@ def test_the_class_table_shows_what_a_submission_wrote_as_text_and_every_grade_i
 
 
 def gradebook_error():
-    from workbook.i18n import msg
+    from workbook.core.i18n import msg
 
     return msg("grade.not_a_folder", path="c")
 
 
 def test_a_task_on_a_node_with_another_workbook_says_so_instead_of_grading():
-    from workbook import grading
+    from workbook.grade import grading
 
     answer = grading.grade_one({"map.mojo": SOLUTION.encode()}, "p01", {"definitions": "not this workbook"})
     assert answer["error"]["key"] == "class.other_workbook"

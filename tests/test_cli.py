@@ -13,7 +13,9 @@ import pytest
 from conftest import PYTHONPATH, REPO, has_gpu, put_solution, put_wrong
 from rich.cells import cell_len
 
-from workbook import catalog, cli, exitcodes
+from workbook.cli.app import app as cli
+from workbook.core import exitcodes
+from workbook.course import catalog
 
 
 def invoke(capsys, *args: str) -> tuple[int, str, str]:
@@ -71,7 +73,7 @@ def test_every_json_exit_prints_one_json_document(root, capsys, args):
 
 
 def test_an_internal_error_has_its_own_exit_code_and_a_log(root, capsys, monkeypatch):
-    from workbook.commands import list_
+    from workbook.cli.commands import list_
 
     monkeypatch.setattr(list_, "main", lambda ctx: 1 / 0)
     code, _, err = invoke(capsys, "list")
@@ -93,7 +95,7 @@ def test_unknown_id_suggests_close_ids_in_korean_too(root, capsys):
 
 
 def test_hints_come_one_at_a_time_in_order(root, capsys):
-    from workbook import catalog
+    from workbook.course import catalog
 
     hints = catalog.load("p18").hints
     n = len(hints)
@@ -131,7 +133,7 @@ def test_reset_restores_the_skeleton_and_backups_can_undo_it(root, capsys):
     assert invoke(capsys, "reset", "p18", "--yes")[0] == 0
     assert learner.read_text() == skeleton
     assert "reset" in invoke(capsys, "backups", "p18")[1]
-    from workbook.backups import all_backups
+    from workbook.course.backups import all_backups
 
     (made,) = all_backups("p18")
     assert invoke(capsys, "restore", made.id[:17])[0] == 0  # a unique prefix is enough
@@ -168,7 +170,7 @@ def test_author_verify_passes_on_a_clean_checkout(root, capsys):
 def test_check_all_on_untouched_skeletons_is_not_started(root, capsys):
     code, out, _ = invoke(capsys, "check", "--all", "--json")
     doc = json.loads(out)
-    from workbook import catalog
+    from workbook.course import catalog
 
     # p09, p10: their skeletons are buggy code that runs; p32: right values, bank conflicts
     debugging = {p.id for p in catalog.all_puzzles() if p.skeleton_runs}
@@ -187,10 +189,10 @@ def test_views_fit_in_80_columns(root, monkeypatch):
     """Every line of `list`, `check` and the run report fits 80 columns, titles on one line."""
     from rich.console import Console
 
-    from workbook import report
-    from workbook.commands import list_
-    from workbook.commands.common import Context
-    from workbook.results import DeviceResult, PartResult, PuzzleResult, Status
+    from workbook.cli.commands import list_
+    from workbook.cli.commands.common import Context
+    from workbook.core.results import DeviceResult, PartResult, PuzzleResult, Status
+    from workbook.view import report
 
     console = Console(width=80, record=True, force_terminal=False)
     list_.main(Context(out=console))
@@ -231,7 +233,7 @@ def test_run_reports_a_wrong_kernel_with_an_error_map_and_who_wrote_what(root, c
     assert code == exitcodes.FAILED
     assert "X wrong" in out and "? NaN/Inf" in out and "Who wrote each element" in out
     assert "wrote output[4], outside `output` (4 elements)" in " ".join(out.split())
-    from workbook import state
+    from workbook.course import state
 
     assert state.load().of("p01").last_run is None  # a run limited to one device is no verdict on the puzzle
 
@@ -281,7 +283,7 @@ HELP_KEYS = {(): ["help.app", "help.opt.lang", "help.list", "help.run", "help.wa
 @pytest.mark.parametrize("command", list(HELP_KEYS), ids=lambda c: " ".join(c) or "workbook")
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_help_wraps_at_80_columns_without_cutting_a_word_in_the_learners_words(command, lang):
-    from workbook import i18n
+    from workbook.core import i18n
 
     done = workbook_process("--lang", lang, *command, "--help")
     assert done.returncode == 0, done.stderr
@@ -340,7 +342,7 @@ def test_an_unknown_language_setting_is_said_not_silently_english(root):
 
 
 def test_all_hints_ask_first_and_a_hint_seen_can_be_read_again(root, capsys):
-    from workbook import catalog, state
+    from workbook.course import catalog, state
 
     hints = catalog.load("p12").hints
     code, out, err = invoke(capsys, "hint", "p12", "--all")  # no terminal to ask: nothing shown, and said
@@ -361,7 +363,7 @@ def test_all_hints_ask_first_and_a_hint_seen_can_be_read_again(root, capsys):
 
 
 def test_reveal_apply_leaves_a_trace_in_progress(root, capsys):
-    from workbook import state
+    from workbook.course import state
 
     assert invoke(capsys, "reveal", "p18", "--yes", "--apply")[0] == 0
     assert state.load().of("p18").solution_applied
@@ -373,7 +375,7 @@ def test_reveal_apply_leaves_a_trace_in_progress(root, capsys):
 
 
 def test_progress_counts_gpu_and_simulator_passes_apart(root, capsys):
-    from workbook import catalog, state
+    from workbook.course import catalog, state
 
     total = len(catalog.all_puzzles())
     chapter = sum(p.chapter == 1 for p in catalog.all_puzzles())
@@ -404,8 +406,8 @@ def test_python_without_the_workbooks_packages_says_so():
 def test_show_pages_a_long_text_on_a_terminal_only(root, monkeypatch):
     from rich.console import Console
 
-    from workbook.commands import show
-    from workbook.commands.common import Context
+    from workbook.cli.commands import show
+    from workbook.cli.commands.common import Context
 
     paged = []
     monkeypatch.setattr(Console, "pager", lambda self, **kw: paged.append(kw) or __import__("contextlib").nullcontext())

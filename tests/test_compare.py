@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbook.catalog import Part
-from workbook.compare import check_case, check_output
+from workbook.course.manifest import Part
+from workbook.judging.compare import check_case, check_output
 
 PART = Part("p", {"en": "p"}, ("cpu",), ("x",), ("y",), atol=1e-6, rtol=1e-5, tolerance="a test")
 

@@ -1,4 +1,4 @@
-"""A learner child's whole tree is bounded as one (workbook/containment.py): shared memory
+"""A learner child's whole tree is bounded as one (workbook/child/containment.py): shared memory
 (a file in /dev/shm, a memfd, an anonymous MAP_SHARED mapping) and every process it forks
 count against one memory limit, and its tasks against one process limit; what stopped it
 is told; nothing is left running, and no cgroup is left behind, a killed workbook's too.
@@ -22,9 +22,9 @@ import psutil
 import pytest
 from conftest import PYTHONPATH, left_running, sigint_at_default
 
-from workbook import containment, sandbox
-from workbook.limits import Limits
-from workbook.processes import Children
+from workbook.child import containment, sandbox
+from workbook.child.limits import Limits
+from workbook.child.processes import Children
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 
@@ -191,8 +191,8 @@ KILLED = textwrap.dedent("""\
     import sys, time
     from pathlib import Path
     from workbook import containment
-    from workbook.limits import Limits
-    from workbook.processes import Children
+    from workbook.child.limits import Limits
+    from workbook.child.processes import Children
 
     children = Children(limits=Limits(memory_mb=512, processes=64))
     escape = "import subprocess, time; subprocess.Popen(['sleep', '300'], start_new_session=True); time.sleep(300)"
@@ -234,8 +234,8 @@ def test_a_cgroup_left_by_a_killed_workbook_is_removed_by_the_next(tmp_path, kin
 STOPPED = textwrap.dedent("""\
     import sys, time
     from pathlib import Path
-    from workbook.limits import Limits
-    from workbook.processes import Children, guard
+    from workbook.child.limits import Limits
+    from workbook.child.processes import Children, guard
 
     with guard():
         children = Children(limits=Limits(memory_mb=512, processes=64))

@@ -13,8 +13,11 @@ import pytest
 import scope
 from conftest import REPO
 
-from workbook import catalog, curriculum, engine, launcher
-from workbook.results import Status
+from workbook.author import curriculum
+from workbook.check import engine
+from workbook.compile import launcher
+from workbook.core.results import Status
+from workbook.course import catalog, manifest
 
 # WORKBOOK_TEST_SCOPE=ci (.ci/run: two cores, 90 minutes) runs a share of the kernels: every
 # wrong and right kernel a commit touched, and a sample of the rest that changes with each
@@ -210,7 +213,7 @@ def test_hits_may_name_only_declared_points(root):
 
 def test_a_manifest_point_needs_a_name_and_why_in_both_languages(root):
     _append(root / "puzzles/p01/puzzle.toml", '\n[[parts.special]]\nname = "half"\nwhy.en = "only English"\n')
-    with pytest.raises(catalog.CatalogError) as caught:
+    with pytest.raises(manifest.CatalogError) as caught:
         catalog.load("p01", root)
     assert "why.ko" in str(caught.value.msg.values)
 

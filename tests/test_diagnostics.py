@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from workbook import diagnostics, i18n
+from workbook.compile import diagnostics
+from workbook.core import i18n
 
 DATA = REPO / "tests" / "data" / "compile_errors"
 PRINTED = re.compile(r"^(/\S+?/(?:sim|src)/(\w+\.mojo)):\d+:\d+: error:", re.M)

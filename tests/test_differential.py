@@ -1,4 +1,4 @@
-"""The differential check (workbook/differential.py, tools/differential.py): each kernel on
+"""The differential check (workbook/author/differential.py, tools/differential.py): each kernel on
 the simulator alone and on the GPU alone, and whether the verdicts agree or the kernel
 says why only one device sees it. The comparison on made-up verdicts, then the simulator's
 column for p01 and p24 with the real compiler and simulator (the GPU's needs a GPU host)."""
@@ -14,8 +14,20 @@ import pytest
 import scope
 from conftest import REPO
 
-from workbook import catalog, curriculum, differential
-from workbook.differential import AGREE, CAUGHT, FAIL, GPU_ONLY, MISSED, NO_GPU, NOT_COMPARED, PASS, SIM_ONLY, Side
+from workbook.author import curriculum, differential
+from workbook.author.differential import (
+    AGREE,
+    CAUGHT,
+    FAIL,
+    GPU_ONLY,
+    MISSED,
+    NO_GPU,
+    NOT_COMPARED,
+    PASS,
+    SIM_ONLY,
+    Side,
+)
+from workbook.course import catalog
 
 P24 = catalog.load("p24", REPO)
 

@@ -21,11 +21,14 @@ from rich.cells import cell_len
 from rich.console import Console
 from test_watch import Session, no_children_left, wait_for
 
-from workbook import compare, engine, i18n, progress, report
-from workbook.commands import run
-from workbook.commands.common import Context
-from workbook.i18n import msg
-from workbook.results import CaseResult, DeviceResult, Diagnostic, PartResult, PuzzleResult, Status
+from workbook.check import engine
+from workbook.cli.commands import run
+from workbook.cli.commands.common import Context
+from workbook.core import i18n
+from workbook.core.i18n import msg
+from workbook.core.results import CaseResult, DeviceResult, Diagnostic, PartResult, PuzzleResult, Status
+from workbook.judging import compare
+from workbook.view import progress, report
 
 
 def sim_failure() -> DeviceResult:

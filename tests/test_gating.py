@@ -13,9 +13,11 @@ import sys
 import pytest
 from conftest import put_solution
 
-from workbook import catalog, engine, gating, toolchain
-from workbook.cli import main
-from workbook.results import Status
+from workbook.check import engine
+from workbook.cli.app import main
+from workbook.core import toolchain
+from workbook.core.results import Status
+from workbook.course import catalog, gating
 
 OLD = toolchain.Gpu(name="Tesla P100", driver="535", compute_capability=6.0)
 AMD = toolchain.Gpu(name="MI300X", driver="6.1", compute_capability=None, vendor="amd")

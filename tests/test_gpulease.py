@@ -1,4 +1,4 @@
-"""A graded run owns its GPU (workbook/gpulease.py): real locks, held by real threads and
+"""A graded run owns its GPU (workbook/child/gpulease.py): real locks, held by real threads and
 processes, on the GPUs CUDA_VISIBLE_DEVICES names. Without a GPU the leases are still
 real (the lock is what the GPU runs wait for); the tests marked `gpu` run the kernels on
 one, and are what the integrator runs on an H200."""
@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from conftest import PYTHONPATH, REPO, left_running
 
-from workbook import gpulease, kernelrun, sandbox
-from workbook.processes import Children
+from workbook.child import gpulease, sandbox
+from workbook.child.processes import Children
+from workbook.run import kernelrun
 
 HOLDER = """
 import json, sys, time
@@ -164,7 +165,7 @@ def test_the_lock_folder_is_the_users_alone_and_a_planted_link_is_not_followed(o
 
 
 def _graded(root, capsys, kernel: Path, *args: str) -> tuple[dict, float]:
-    from workbook import cli
+    from workbook.cli.app import app as cli
 
     sub = root.parent / f"sub-{kernel.parent.name}"
     (sub / "puzzles/p01").mkdir(parents=True, exist_ok=True)
@@ -210,8 +211,10 @@ def test_a_right_kernel_passes_under_a_small_memory_limit_on_the_gpu(root, capsy
 def test_many_graded_checks_at_once_on_one_gpu_all_pass(root, monkeypatch):
     """Issue 38: 26 checks at once on one H200 turned right kernels into crashes. Each graded
     check holds the GPU for its runs: twelve at once, every one passes."""
-    from workbook import catalog, engine, grading
-    from workbook.results import Status
+    from workbook.check import engine
+    from workbook.core.results import Status
+    from workbook.course import catalog
+    from workbook.grade import grading
 
     results: list = []
     sub = root.parent / "honest"

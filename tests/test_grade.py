@@ -3,7 +3,7 @@ runs in the sandbox. The hostile submission of issue 17 (a forged tolerance, a r
 that runs on import, a kernel calling system() and leaving `setsid sleep` behind, links,
 paths out of its folder) is graded here for real: real compiles, a real sandbox.
 
-Since issue 38 the source guard (workbook/guard.py) refuses that kernel before it is compiled
+Since issue 38 the source guard (workbook/grade/guard.py) refuses that kernel before it is compiled
 (tests/test_guard.py); to test the sandbox that stands behind the guard, the hostile run here
 turns the guard off (WORKBOOK_GRADE_GUARD=0), as only a test should."""
 
@@ -20,7 +20,9 @@ import psutil
 import pytest
 from conftest import REPO
 
-from workbook import cli, exitcodes, sandbox, toolchain
+from workbook.child import sandbox
+from workbook.cli.app import app as cli
+from workbook.core import exitcodes, toolchain
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, left_running
 
-from workbook import cli, containment, exitcodes, sandbox
+from workbook.child import containment, sandbox
+from workbook.cli.app import app as cli
+from workbook.core import exitcodes
 
 pytestmark = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 

@@ -1,4 +1,4 @@
-"""The source guard (workbook/guard.py): in `grade`, submitted code is read before it is compiled.
+"""The source guard (workbook/grade/guard.py): in `grade`, submitted code is read before it is compiled.
 
 Every rule refuses a small hostile file and names its line and column; comments and strings
 never trip it; every solution, skeleton and wrong kernel of the repository passes it (a false
@@ -20,8 +20,13 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from workbook import build, catalog, cli, exitcodes, guard, i18n, sandbox, skeleton
-from workbook.catalog import CatalogError
+from workbook.child import sandbox
+from workbook.cli.app import app as cli
+from workbook.compile import build
+from workbook.core import exitcodes, i18n
+from workbook.course import catalog, manifest, skeleton
+from workbook.course.manifest import CatalogError
+from workbook.grade import guard
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 
@@ -204,7 +209,7 @@ def main() raises:
 
 
 def test_the_routes_it_closes_are_real_and_each_is_refused(tmp_path):
-    from workbook import toolchain
+    from workbook.core import toolchain
 
     found = toolchain.mojo_driver()
     if found is None:
@@ -233,7 +238,7 @@ def test_an_op_puzzle_checks_its_graph_file_and_its_mojo_alike():
     assert [(r.file, r.rule) for r in guard.check(p18, files)] == [("op/softmax.mojo", "system")]
 
 
-def learner_texts(puzzle: catalog.Puzzle, name: str) -> dict[str, bytes]:
+def learner_texts(puzzle: manifest.Puzzle, name: str) -> dict[str, bytes]:
     """What a learner's file can be: the solution, the skeleton in the repository, the skeleton
     and the revealed solution in each language."""
     solution = (puzzle.solution_dir / name).read_text(encoding="utf-8")

@@ -13,8 +13,8 @@ import pytest
 from conftest import REPO
 from rich.cells import cell_len
 
-from workbook import catalog, skeleton
-from workbook.commands.hint import LEVELS, shows_code
+from workbook.cli.commands.hint import LEVELS, shows_code
+from workbook.course import catalog, skeleton
 
 PUZZLES = catalog.all_puzzles(REPO)
 ORDER = {level: n for n, level in enumerate(LEVELS)}
@@ -98,8 +98,8 @@ def test_a_hint_with_code_is_announced_before_it_is_shown(root, capsys, lang, mo
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_the_question_before_every_hint_breaks_between_words(lang):
-    from workbook import i18n
-    from workbook.commands.common import PROMPT_TAIL, wrapped
+    from workbook.cli.commands.common import PROMPT_TAIL, wrapped
+    from workbook.core import i18n
 
     question = i18n.t("hint.ask_all", lang, id="p18", n=4)
     for width in (80, 60):

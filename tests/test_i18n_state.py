@@ -11,7 +11,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
-from workbook import backups, catalog, i18n, state
+from workbook.core import i18n
+from workbook.course import backups, catalog, state
 
 PACKAGE = Path(i18n.__file__).parent
 
@@ -39,8 +40,8 @@ def test_every_message_the_code_uses_exists():
             assert any(k.startswith(key) for k in keys), key
         else:
             assert key in keys, key
-    from workbook.results import Status
-    from workbook.state import Progress
+    from workbook.core.results import Status
+    from workbook.course.state import Progress
 
     for status in Status:
         assert f"status.{status.value}" in keys

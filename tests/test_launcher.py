@@ -10,11 +10,12 @@ import re
 import numpy as np
 import pytest
 
-from workbook import catalog, launcher
+from workbook.compile import launcher
+from workbook.course import catalog
 
 
 def plan_for(pid: str, seed: int = 1, seeded: bool = True):
-    from workbook.engine import load_reference
+    from workbook.check.engine import load_reference
 
     puzzle = catalog.load(pid)
     ref = load_reference(puzzle)
@@ -64,7 +65,7 @@ def test_the_same_case_of_several_seeds_shares_its_code(root):
     """Cases that differ only in their inputs' place in inputs.bin (the same case of several
     seeds) share one function, called under each case's own index with its own offsets:
     code per case made a launcher of 10 seeds build twice as long as one of a single seed."""
-    from workbook.engine import load_reference
+    from workbook.check.engine import load_reference
 
     puzzle = catalog.load("p01")
     ref, part = load_reference(puzzle), puzzle.parts[0]
@@ -147,7 +148,8 @@ def test_shapes_do_not_depend_on_the_seed_but_in_seeded_cases(root):
 def test_builds_are_keyed_by_where_the_compiler_is(root, monkeypatch, tmp_path):
     """A built program loads Mojo's runtime from the environment that built it: one from a
     deleted virtual environment died with 'cannot open shared object file' (exit 127)."""
-    from workbook import build, toolchain
+    from workbook.compile import build
+    from workbook.core import toolchain
 
     monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
     puzzle = catalog.load("p01")
@@ -180,7 +182,7 @@ def test_a_host_launch_calls_the_learners_function_with_ctx(root):
 def test_cases_are_split_so_the_runs_own_files_stay_under_the_file_limit(root):
     """20 seeds of a large case once filled outputs.bin to the learner's file limit and lost
     the later cases without a word: the runs are split by what they will write."""
-    from workbook.kernelrun import chunks, written
+    from workbook.run.kernelrun import chunks, written
 
     _, _, plan = plan_for("p18")
     every = list(range(len(plan.cases)))
@@ -219,7 +221,7 @@ def test_a_cluster_launch_says_its_cluster_to_the_gpu_and_to_the_simulator(root)
 
 
 def test_a_gpu_launcher_is_allowed_memory_for_the_buffers_it_moves(root):
-    from workbook.kernelrun import own_memory_mb
+    from workbook.run.kernelrun import own_memory_mb
 
     _, _, plan = plan_for("p21")
     every = list(range(len(plan.cases)))
@@ -232,12 +234,12 @@ def test_a_gpu_launcher_is_allowed_memory_for_the_buffers_it_moves(root):
 def test_a_gpu_run_is_allowed_the_drivers_own_memory_and_a_tool_its_own(root):
     """The H200's driver held 1.3 GB of shared memory in a p01 launcher, which a class's
     512 MB limit stopped before its kernel ran: it is allowed on top, on the GPU only."""
-    from workbook import limits
-    from workbook.kernelrun import TOOL_MEMORY_MB, extra_memory_mb, own_memory_mb
+    from workbook.child import limits
+    from workbook.run.kernelrun import TOOL_MEMORY_MB, extra_memory_mb, own_memory_mb
 
     _, _, plan = plan_for("p21")
     every = list(range(len(plan.cases)))
-    assert limits.GPU_RUNTIME_MB >= 1400  # what the H200 host measured (workbook/limits.py)
+    assert limits.GPU_RUNTIME_MB >= 1400  # what the H200 host measured (workbook/child/limits.py)
     assert extra_memory_mb(plan, every, "gpu", None) == own_memory_mb(plan, every, "gpu") + limits.GPU_RUNTIME_MB
     assert extra_memory_mb(plan, every, "gpu", ["compute-sanitizer"]) == (
         own_memory_mb(plan, every, "gpu") + limits.GPU_RUNTIME_MB + TOOL_MEMORY_MB)
@@ -294,8 +296,10 @@ def test_the_gpu_harness_writes_what_the_workbook_reads(tmp_path):
     started wrongly says why and fails. (Only the device copies need a GPU.)"""
     import subprocess
 
-    from workbook import build, protocol, settings, toolchain
-    from workbook.processes import Children
+    from workbook.child import protocol
+    from workbook.child.processes import Children
+    from workbook.compile import build
+    from workbook.core import settings, toolchain
 
     _, parts, plan = plan_for("p01")
     (part, cases, _), = parts
@@ -332,7 +336,7 @@ def test_the_gpu_harness_writes_what_the_workbook_reads(tmp_path):
     wrongly = subprocess.run([str(tmp_path / "harness"), str(run)], capture_output=True, text=True, timeout=60)
     assert wrongly.returncode != 0 and "usage: launcher RUN_DIR" in wrongly.stderr
     # Under the workbook: everything through the descriptors WORKBOOK_FDS names, nothing in the folder.
-    from workbook.channel import Channel
+    from workbook.child.channel import Channel
 
     for name in (protocol.OUTPUTS_BIN, protocol.RESULT, protocol.PHASE):
         (run / name).unlink()
@@ -363,8 +367,9 @@ def test_the_gpu_harness_writes_what_the_workbook_reads(tmp_path):
 def test_a_gpu_run_past_its_limit_names_the_case_it_was_in_and_its_kernels(root):
     """Issue 39: the GPU cannot say which thread hung, but the launcher's last phase says
     which case ran; the timeout names that case's kernels (kernelrun._gpu_timeout)."""
-    from workbook import kernelrun, protocol
-    from workbook.channel import Channel
+    from workbook.child import protocol
+    from workbook.child.channel import Channel
+    from workbook.run import kernelrun
 
     _, _, plan = plan_for("p29")
     stencil = next(c for c in plan.cases if c.part.id == "stencil")

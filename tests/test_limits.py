@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workbook.limits import Limits
-from workbook.processes import Children
+from workbook.child.limits import Limits
+from workbook.child.processes import Children
 
 DATA = Path(__file__).parent / "data"
 GREEDY = "b = bytearray(2 << 30); print('allocated')"  # 2 GB, written to
@@ -48,7 +48,7 @@ def test_a_child_that_dies_of_its_limit_between_two_looks_still_says_why(tmp_pat
     limit, never as a bare signal: no look at its memory comes in time (the looks are turned
     off here), and a bigger child before it (a compiler, in a test worker) must not hide it.
     Under load in CI this came back as run.died_signal."""
-    import workbook.processes as processes
+    import workbook.child.processes as processes
 
     with Children() as children:  # not learner code: no limit; 600 MB, then it ends well
         children.run([sys.executable, "-c", "b = b'x' * (600 << 20)"], timeout=60, log=tmp_path / "big",
@@ -112,8 +112,9 @@ def test_a_right_kernel_that_breaks_a_limit_fails_saying_which(root, monkeypatch
     (issue 38: no process's data); now it is stopped at the limit, and the report says which."""
     from conftest import put_wrong
 
-    from workbook import catalog, engine
-    from workbook.results import Status
+    from workbook.check import engine
+    from workbook.core.results import Status
+    from workbook.course import catalog
 
     put_wrong(root, "p01", "forgets_ten")  # any learner file; replaced next
     shutil.copyfile(DATA / "limits" / kernel / "map.mojo", root / "puzzles/p01/map.mojo")

@@ -13,9 +13,13 @@ from conftest import REPO, put_wrong
 from rich.cells import cell_len
 from rich.console import Console
 
-from workbook import accesslines, catalog, engine, i18n, report
-from workbook.accesslines import Access
-from workbook.symbols import Place
+from workbook.check import engine
+from workbook.compile import accesslines
+from workbook.compile.accesslines import Access
+from workbook.compile.symbols import Place
+from workbook.core import i18n
+from workbook.course import catalog
+from workbook.view import devices
 
 STORE = Access("global", True)
 SHARED_STORE = Access("shared", True)
@@ -148,7 +152,7 @@ def test_p26_names_both_stores_of_the_partition_not_the_if(p26, lang):
     located = [f for f in dev.findings if f.line in stores]
     assert located and all(f.line == stores[0] and [n for n, _ in f.also] == [stores[1]] for f in located)
     assert all(f.line != stores[0] - 1 for f in dev.findings if f.line)  # never the `if low:`
-    lines = draw(lang, lambda c: report.render_findings(c, dev))
+    lines = draw(lang, lambda c: devices.render_findings(c, dev))
     text = "\n".join(lines)
     assert max(cell_len(line) for line in lines) <= 80
     label = f"{stores[0]}/{stores[1]}"
@@ -170,7 +174,7 @@ def test_p30_counts_the_tile_stores_on_their_own_lines(p30, lang):
     assert [(x.line, x.also) for x in shared] == [(tile_stores[0], tile_stores[1:])]
     assert all(lines[x.line - 1].strip() and "barrier()" not in x.source and not x.source.startswith(("if", "for"))
                for x in dev.traffic)
-    drawn = draw(lang, lambda c: report.render_traffic(c, dev))
+    drawn = draw(lang, lambda c: devices.render_traffic(c, dev))
     assert max(cell_len(line) for line in drawn) <= 80
     label = f"{tile_stores[0]}/{tile_stores[1]}"
     row = next(line for line in drawn if line.split()[:1] == [label])

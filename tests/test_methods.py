@@ -1,4 +1,4 @@
-"""Stated methods ([[parts.method]], workbook/methods.py): where a text says how a kernel
+"""Stated methods ([[parts.method]], workbook/judging/methods.py): where a text says how a kernel
 works, a kernel that gets the right values another way fails, and the finding says, in
 English and Korean within 80 columns, that the values were right, which stated method
 the kernel breaks, the kernel, the case and the line. Each kind of rule on real kernels
@@ -14,9 +14,14 @@ import pytest
 from conftest import REPO
 from rich.console import Console
 
-from workbook import catalog, curriculum, i18n, kernelrun, methods, report
-from workbook.catalog import MethodRule
-from workbook.results import Finding, Status
+from workbook.author import curriculum
+from workbook.core import i18n
+from workbook.core.results import Finding, Status
+from workbook.course import catalog, manifest
+from workbook.course.manifest import MethodRule
+from workbook.judging import methods
+from workbook.run import kernelrun
+from workbook.view import report
 
 WHY = {"en": "The method.", "ko": "방법."}
 
@@ -73,7 +78,7 @@ def test_a_stated_method_must_say_what_it_holds(root, rule, problem):
     anchor = '[[parts]]\nid = "scan"'
     rule += '\nwhy.en = "x"\nwhy.ko = "x"\n' if "why" not in rule else "\n"
     path.write_text(text.replace(anchor, f"[[parts.method]]\n{rule}\n{anchor}", 1))
-    with pytest.raises(catalog.CatalogError) as caught:
+    with pytest.raises(manifest.CatalogError) as caught:
         catalog.load("p26", root)
     assert problem in str(caught.value)
 
@@ -82,7 +87,7 @@ def test_a_method_needs_its_why_in_both_languages(root):
     path = root / "puzzles/p26/puzzle.toml"
     text = path.read_text()
     path.write_text(text.replace('why.ko = "최댓값과 최솟값은', 'why.kr = "최댓값과 최솟값은'))
-    with pytest.raises(catalog.CatalogError):
+    with pytest.raises(manifest.CatalogError):
         catalog.load("p26", root)
 
 
@@ -299,7 +304,7 @@ NAMES = ["butterfly", "tree", "library", "copies", "stepped", "vectors"]
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory) -> dict[str, dict[str, int]]:
     """Six small kernels built for sm_90 by the real compiler, and what their PTX shows."""
-    from workbook import toolchain
+    from workbook.core import toolchain
 
     mojo = toolchain.mojo_binary()
     if mojo is None:
@@ -346,7 +351,7 @@ def test_the_ptx_shows_async_copies_mbarriers_and_vector_widths(facts):
 @pytest.mark.slow
 def test_a_ptx_finding_says_the_values_were_right_and_the_kernel_in_both_languages(facts):
     key, values = methods._ptx_rule(_rule("warp_ops", forbidden=("shuffle_down",)), facts["tree"])
-    from workbook.i18n import msg
+    from workbook.core.i18n import msg
 
     finding = Finding("ptx", "method", msg(key, values=msg("budget.values_right"), kernel="tree",
                                            why=WHY, **values), kernel="tree")
@@ -360,7 +365,7 @@ def test_another_parts_kernel_is_never_taken_for_this_ones_in_the_ptx():
     """p26 on an H200: the butterfly part's rule (no shuffle up) failed the reference solution,
     because warp_scan's entry, whose long name the compiler cut, was matched to warp_extremes
     by their common start. Named among all the module's kernels, each entry finds its own."""
-    from workbook import ptx
+    from workbook.compile import ptx
 
     def entry(kernel: str, body: str) -> str:
         name = f"warp_patterns_{kernel}_" + "A" * 30  # past ptx.CUT: a name the compiler cut

@@ -1,5 +1,5 @@
 """Reading Nsight Compute's report and putting it beside the simulator's counts
-(workbook/ncu.py, tools/ncu_table.py). ncu needs a GPU; its report here is a sample in the
+(workbook/judging/ncu.py, tools/ncu_table.py). ncu needs a GPU; its report here is a sample in the
 shape ncu 2025 prints with --csv (a row per kernel and metric) and --page raw (a row per
 kernel). The simulator's side runs for real in test_the_tool_s_simulator_side."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from workbook import ncu
-from workbook.catalog import tomllib
+from workbook.course.catalog import tomllib
+from workbook.judging import ncu
 
 REPO = Path(__file__).resolve().parent.parent
 HEAD = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
@@ -199,7 +199,7 @@ def test_the_tool_s_simulator_side(tmp_path):
 
 
 def traffic_device(monkeypatch, record: dict | None, tmp_path):
-    from workbook.results import DeviceResult, LineTraffic, Status
+    from workbook.core.results import DeviceResult, LineTraffic, Status
 
     path = tmp_path / "ncu_record.json"
     path.unlink(missing_ok=True)
@@ -218,7 +218,8 @@ def test_a_traffic_table_says_its_counts_are_ncu_s_and_how_they_compared(monkeyp
     from rich.cells import cell_len
     from rich.console import Console
 
-    from workbook import i18n, report
+    from workbook.core import i18n
+    from workbook.view import devices
 
     i18n.set_language(lang)
     record = {"gpu": "NVIDIA H200", "date": "2026-11-29", "kernels": 44, "kernels_equal": 40}
@@ -228,7 +229,7 @@ def test_a_traffic_table_says_its_counts_are_ncu_s_and_how_they_compared(monkeyp
                                  "ko": "Nsight Compute의 정의를 따릅니다(각 수가 어느 카운터인지는"})):
         dev = traffic_device(monkeypatch, given, tmp_path)
         console = Console(width=80, record=True, no_color=True, highlight=False)
-        report.render_traffic(console, dev)
+        devices.render_traffic(console, dev)
         text = console.export_text()
         assert all(cell_len(line) <= 80 for line in text.splitlines())
         assert words[lang] in " ".join(text.split()), text
@@ -236,7 +237,7 @@ def test_a_traffic_table_says_its_counts_are_ncu_s_and_how_they_compared(monkeyp
 
 
 def test_the_json_says_it_too(monkeypatch, tmp_path):
-    from workbook.results import _plain
+    from workbook.core.results import _plain
 
     dev = traffic_device(monkeypatch, {"gpu": "NVIDIA H200", "date": "2026-11-29", "kernels": 44,
                                        "kernels_equal": 40}, tmp_path)

@@ -8,7 +8,8 @@ import importlib.util
 import re
 from pathlib import Path
 
-from workbook import ncu, ptx
+from workbook.compile import ptx
+from workbook.judging import ncu
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,8 @@ from conftest import REPO, WRONG
 from rich.cells import cell_len
 from test_cli import invoke
 
-from workbook import exitcodes, skeleton
+from workbook.core import exitcodes
+from workbook.course import skeleton
 
 pytestmark = pytest.mark.slow
 

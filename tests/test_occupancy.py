@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import put_solution
 
-from workbook import catalog, engine, occupancy, report, toolchain
-from workbook.results import DeviceResult, Status
+from workbook.check import engine
+from workbook.compile import occupancy
+from workbook.core import toolchain
+from workbook.core.results import DeviceResult, Status
+from workbook.course import catalog, manifest
+from workbook.view import devices
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -188,27 +192,27 @@ def test_occupancy_manifest_mistakes_name_the_key(root, edit, message):
     text = path.read_text()
     assert edit[0] in text
     path.write_text(text.replace(*edit))
-    with pytest.raises(catalog.CatalogError, match=message):
+    with pytest.raises(manifest.CatalogError, match=message):
         catalog.load("p31")
 
 
 def test_a_choice_is_read_only_from_one_plain_line():
-    assert catalog.read_choices(["comptime BLOCK = 128  # threads\n"], ["BLOCK"]) == {"BLOCK": 128}
-    assert catalog.read_choices(["comptime BLOCK: Int = 64\n"], ["BLOCK"]) == {"BLOCK": 64}
+    assert manifest.read_choices(["comptime BLOCK = 128  # threads\n"], ["BLOCK"]) == {"BLOCK": 128}
+    assert manifest.read_choices(["comptime BLOCK: Int = 64\n"], ["BLOCK"]) == {"BLOCK": 64}
     # Anything else is left to the launcher's compile-time check, which says how to write it.
-    assert catalog.read_choices(["comptime BLOCK = 2 * 128\n"], ["BLOCK"]) == {}
-    assert catalog.read_choices(["comptime BLOCK = 64\ncomptime BLOCK = 128\n"], ["BLOCK"]) == {}
-    assert catalog.read_choices(["    comptime BLOCK = 64\n"], ["BLOCK"]) == {}  # not at the top level
-    assert catalog.read_choices(["comptime BLOCKS = 64\n"], ["BLOCK"]) == {}
+    assert manifest.read_choices(["comptime BLOCK = 2 * 128\n"], ["BLOCK"]) == {}
+    assert manifest.read_choices(["comptime BLOCK = 64\ncomptime BLOCK = 128\n"], ["BLOCK"]) == {}
+    assert manifest.read_choices(["    comptime BLOCK = 64\n"], ["BLOCK"]) == {}  # not at the top level
+    assert manifest.read_choices(["comptime BLOCKS = 64\n"], ["BLOCK"]) == {}
 
 
 def test_the_report_names_each_limit_and_marks_the_smallest():
     dev = DeviceResult("occupancy", Status.FAIL, occupancy=[occupancy.compute("walk_hub", 256, 16, 32768)])
-    asks, limits = (line.plain for line in report.occupancy_lines(dev))
+    asks, limits = (line.plain for line in devices.occupancy_lines(dev))
     assert asks == "walk_hub: blocks of 256 threads (8 warps) · 16 registers a thread · 32768 bytes of shared " \
                    "memory a block"
     assert "by shared memory 6" in limits and "48 of 64 warps: occupancy 75.0%" in limits
-    marked = [span for span in report.occupancy_lines(dev)[1].spans if span.style == "bold yellow"]
+    marked = [span for span in devices.occupancy_lines(dev)[1].spans if span.style == "bold yellow"]
     assert len(marked) == 1
 
 

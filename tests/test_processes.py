@@ -18,8 +18,8 @@ import psutil
 import pytest
 from conftest import sigint_at_default
 
-from workbook import processes
-from workbook.processes import Children
+from workbook.child import processes
+from workbook.child.processes import Children
 
 DATA = Path(__file__).parent / "data"
 SLEEPER = "import time; time.sleep(60)"
@@ -108,7 +108,7 @@ def test_a_child_dies_with_a_parent_that_was_killed(tmp_path):
     """SIGKILL leaves the parent no time to clean up: the child goes by itself."""
     pid_file = tmp_path / "child"
     parent = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from workbook.processes import Children\n"
+        "import sys, time; from pathlib import Path; from workbook.child.processes import Children\n"
         f"c = Children().start([sys.executable, '-c', {SLEEPER!r}])\n"
         f"Path({str(pid_file)!r}).write_text(str(c.pid))\n"
         "time.sleep(60)\n")], cwd=Path(processes.__file__).parent.parent)
@@ -151,8 +151,9 @@ def test_ctrl_c_during_an_endless_kernel_stops_everything(root, tmp_path):
 
 @pytest.mark.slow
 def test_a_kernel_that_never_ends_is_a_timeout(root):
-    from workbook import catalog, engine
-    from workbook.results import Status
+    from workbook.check import engine
+    from workbook.core.results import Status
+    from workbook.course import catalog
 
     shutil.copyfile(DATA / "endless" / "map.mojo", root / "puzzles/p01/map.mojo")
     result = engine.check_puzzle(catalog.load("p01"), engine.Options(seed=1, quick=True, devices=("sim",),
@@ -176,7 +177,7 @@ def test_each_program_s_cpu_seconds_are_counted_under_its_name(tmp_path):
     kind = processes.program_kind
     assert kind(["/venv/bin/mojo", "build", "-I", "x", "a.mojo"]) == "mojo build"
     assert kind(["/venv/bin/mojo", "precompile", "op"]) == "mojo precompile"
-    assert kind([sys.executable, "-m", "workbook.worker", "/tmp/run"]) == "graph worker"
+    assert kind([sys.executable, "-m", "workbook.run.worker", "/tmp/run"]) == "graph worker"
     assert kind(["/usr/local/cuda/bin/compute-sanitizer", "--tool", "racecheck", "/c/gpu-sm_90"]) == "compute-sanitizer"
     assert kind(["/c/build/p01-1/launch/2/gpu-sm_90-g1", "/tmp/run", "gpu"]) == "launcher"
     assert kind(["/c/build/p01-1/launch/2/host", "/tmp/run", "sim"]) == "launcher"
@@ -186,7 +187,7 @@ def test_each_program_s_cpu_seconds_are_counted_under_its_name(tmp_path):
 def test_a_process_knows_how_long_ago_it_started():
     """`run`'s startup stage: a fresh process is under a few seconds old, and half a
     second later half a second older (a wrong field of /proc's stat is no age at all)."""
-    probe = ("import time; from workbook.processes import own_age\n"
+    probe = ("import time; from workbook.child.processes import own_age\n"
              "first = own_age(); time.sleep(0.5); print(first, own_age())")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).parent.parent)
@@ -218,7 +219,7 @@ def test_a_compile_that_can_wait_runs_at_a_lower_priority(tmp_path):
 def test_a_learner_child_writes_through_the_descriptors_it_was_handed_and_waiting_can_stop_early(tmp_path):
     """pass_fds survive _exec.py (and its limits); a learner child's log is a sink of ours,
     read from its end; `until` returns while the child runs on, and it is waited for again."""
-    from workbook.channel import Channel
+    from workbook.child.channel import Channel
 
     with Channel("out", "log") as channel, Children() as children:
         code = ("import os, sys, time\n"

@@ -18,7 +18,8 @@ import scope
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from workbook import cli, exitcodes
+from workbook.cli.app import app as cli
+from workbook.core import exitcodes
 
 OTHER_IDS = st.one_of(
     st.sampled_from(["p01", "1", "P01", "p01.map", "p27.broadcast", "p01.nope", "p99", "puzzles/p01", "p01/map.mojo",

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from workbook import catalog, ptx, report, toolchain
-from workbook.results import DeviceResult, Status
+from workbook.compile import ptx
+from workbook.core import toolchain
+from workbook.core.results import DeviceResult, Status
+from workbook.course import catalog, manifest
+from workbook.view import devices
 
 REPO = Path(__file__).resolve().parent.parent
 KERNELS = ["combine_scalar", "combine_vector", "combine_aligned"]
@@ -99,7 +102,7 @@ def test_a_kernel_name_that_prefixes_another_is_not_confused(built):
 def test_the_report_says_each_kernels_accesses(built):
     found = ptx.kernels(built, "alignment", KERNELS)
     dev = DeviceResult("ptx", Status.PASS, ptx=[found["combine_aligned"]])
-    [line] = report.ptx_lines(dev)
+    [line] = devices.ptx_lines(dev)
     assert line.startswith("combine_aligned: loads 2 v4 + ") and "(widest 128 bits)" in line
 
 
@@ -122,7 +125,7 @@ def test_ptx_rule_mistakes_name_the_key(root, edit, message):
     text = path.read_text()
     assert edit[0] in text
     path.write_text(text.replace(*edit))
-    with pytest.raises(catalog.CatalogError, match=message):
+    with pytest.raises(manifest.CatalogError, match=message):
         catalog.load("p35")
 
 

@@ -11,9 +11,9 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from workbook import compare, i18n, report
-from workbook.i18n import msg
-from workbook.results import (
+from workbook.core import i18n
+from workbook.core.i18n import msg
+from workbook.core.results import (
     CaseResult,
     DeviceResult,
     Diagnostic,
@@ -24,6 +24,8 @@ from workbook.results import (
     PuzzleResult,
     Status,
 )
+from workbook.judging import compare
+from workbook.view import report
 
 LONG_LABEL = {"en": "a very long case name that says which mistake it is there to catch, 17 x 23",
               "ko": "어떤 실수를 잡으려고 넣은 케이스인지 말해 주는 아주 긴 케이스 이름, 17 x 23"}
@@ -151,8 +153,8 @@ def test_a_long_source_line_wraps_inside_the_code_column(lang, colour):
 
 
 def test_list_show_and_hint_fit_80_columns_in_korean_without_cutting(root, lang):
-    from workbook.commands import hint, list_, show
-    from workbook.commands.common import Context
+    from workbook.cli.commands import hint, list_, show
+    from workbook.cli.commands.common import Context
 
     console = Console(width=80, record=True, force_terminal=False, no_color=True)
     ctx = Context(out=console, err=console)
@@ -162,7 +164,7 @@ def test_list_show_and_hint_fit_80_columns_in_korean_without_cutting(root, lang)
     text = console.export_text()
     assert max(cell_len(line) for line in text.splitlines()) <= 80
     assert "…" not in text
-    from workbook import catalog
+    from workbook.course import catalog
 
     title = i18n.pick(catalog.load("p27").title)
     assert all(word in text.split() for word in title.split())

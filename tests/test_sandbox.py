@@ -13,9 +13,9 @@ import time
 import psutil
 import pytest
 
-from workbook import sandbox
-from workbook.limits import Limits
-from workbook.processes import Children
+from workbook.child import sandbox
+from workbook.child.limits import Limits
+from workbook.child.processes import Children
 
 pytestmark = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")
 
@@ -120,7 +120,7 @@ def test_descriptors_the_workbook_opened_reach_the_program_and_nothing_else_does
     it was handed lands in the workbook's nameless file (also when it opens it again through
     /proc/self/fd, as compute-sanitizer's report is written), its output in the log sink, and
     what it leaves in its run folder under the old names is never what the workbook reads."""
-    from workbook.channel import Sink
+    from workbook.child.channel import Sink
 
     run = tmp_path / "run"
     run.mkdir()
@@ -147,7 +147,7 @@ def test_descriptors_the_workbook_opened_reach_the_program_and_nothing_else_does
 
 
 def test_what_a_program_writes_through_its_descriptors_counts_against_its_file_limit(tmp_path):
-    from workbook.channel import Sink
+    from workbook.child.channel import Sink
 
     run = tmp_path / "run"
     run.mkdir()

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import put_solution, put_wrong
 
-from workbook import catalog, engine, sanitizer
-from workbook.results import Status
+from workbook.check import engine
+from workbook.core.results import Status
+from workbook.course import catalog
+from workbook.run import sanitizer
 
 DATA = Path(__file__).parent / "data" / "sanitizer"
 LEARNER = {"op/softmax.mojo": "puzzles/p18/op/softmax.mojo", "softmax_graph.py": "puzzles/p18/softmax_graph.py"}

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import put_solution, put_wrong
 
-from workbook import build, catalog, engine, results, scheduler, verdicts
-from workbook.results import Status
+from workbook.check import engine, scheduler, verdicts
+from workbook.compile import build
+from workbook.core import results
+from workbook.core.results import Status
+from workbook.course import catalog
 
 pytestmark = pytest.mark.slow
 
@@ -163,8 +166,8 @@ def test_graph_cases_are_sharded_by_shape_and_merged_back_under_their_own_indice
     compiles a graph per shape), and the outputs come back under each case's own index."""
     import numpy as np
 
-    from workbook.graphrun import GraphRun
-    from workbook.pipelines.graph import merge, shard
+    from workbook.check.pipelines.graph import merge, shard
+    from workbook.run.graphrun import GraphRun
 
     cases = [{"params": {"n": n}} for n in (4, 8, 4, 16, 8, 4)]
     shards = shard(cases, 2)
@@ -186,7 +189,7 @@ def test_graph_cases_are_sharded_by_shape_and_merged_back_under_their_own_indice
 def test_parallel_work_is_sized_to_the_cores_this_process_may_use(monkeypatch):
     """taskset or a container's cpuset may allow fewer cores than the machine has: the
     graphs are built early, and sharded, only where the cores allowed are enough."""
-    from workbook import settings
+    from workbook.core import settings
 
     for allowed, early, shards in ((set(range(2)), False, 1), (set(range(8)), True, 2), (set(range(16)), True, 4)):
         monkeypatch.setattr(settings.os, "sched_getaffinity", lambda pid, cpus=allowed: cpus)
@@ -201,7 +204,7 @@ def test_parallel_work_is_sized_to_the_cores_this_process_may_use(monkeypatch):
 def test_checks_run_side_by_side_are_crowded_and_one_alone_is_not():
     """The scheduler says when several checks share the machine (graphs are then built
     after the kernels by default), and says so only while they run."""
-    from workbook.pipelines import graph as graph_pipeline
+    from workbook.check.pipelines import graph as graph_pipeline
 
     seen = scheduler.run_all([lambda: graph_pipeline.crowded] * 3, jobs=2)
     assert seen == [True] * 3 and graph_pipeline.crowded is False
@@ -209,7 +212,8 @@ def test_checks_run_side_by_side_are_crowded_and_one_alone_is_not():
 
 
 def test_check_many_starts_the_longest_first_and_reports_in_course_order(monkeypatch):
-    from workbook import catalog, engine, scheduler
+    from workbook.check import engine, scheduler
+    from workbook.course import catalog
 
     started = []
 
@@ -231,8 +235,9 @@ def test_a_check_stops_at_its_total_budget_and_says_what_did_not_run(root, monke
     import shutil
     import time
 
-    from workbook import catalog, engine
-    from workbook.results import Status
+    from workbook.check import engine
+    from workbook.core.results import Status
+    from workbook.course import catalog
 
     shutil.copyfile(Path(__file__).parent / "data" / "endless" / "map.mojo", root / "puzzles/p01/map.mojo")
     monkeypatch.setenv("WORKBOOK_CHECK_BUDGET", "3")  # below the 5 s floor of the run's own limit
@@ -250,7 +255,7 @@ def test_a_budget_spent_before_a_run_started_is_a_timeout_unless_a_failure_came_
     """The budget went on the build (a fast compile on a busy machine, say): the simulator never
     ran. That is a timeout saying so, never a pass on the CPU's word nor a bare `not_run`; a
     failure found before the budget ran out stays the verdict."""
-    from workbook import judge
+    from workbook.judging import judge
 
     monkeypatch.setenv("WORKBOOK_CHECK_BUDGET", "0.5")  # spent as soon as it is asked
 
@@ -273,7 +278,7 @@ def test_a_budget_spent_before_a_run_started_is_a_timeout_unless_a_failure_came_
 def _stand_in_pipelines(monkeypatch, *, gpu_after_plain=None, plain=Status.PASS):
     """Kernel pipelines that only set verdicts (`plain` for the host's): the engine's order
     is what is tested, not a build."""
-    from workbook import judge
+    from workbook.judging import judge
 
     def host_run(check, parts):
         for part in parts:
@@ -302,8 +307,8 @@ def test_an_op_s_graphs_start_on_the_plain_verdicts_and_a_tool_s_finding_still_s
     the kernels, the graphs are not judged, as if a plain run had failed them."""
     import threading
 
-    from workbook import judge
-    from workbook.pipelines import graph as graph_pipeline
+    from workbook.check.pipelines import graph as graph_pipeline
+    from workbook.judging import judge
 
     monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "0")
     put_solution(root, "p18")
@@ -334,8 +339,8 @@ def test_an_op_s_graphs_start_on_the_plain_verdicts_and_a_tool_s_finding_still_s
 def test_an_op_s_graphs_built_early_run_only_once_its_kernels_pass(root, monkeypatch, plain):
     """Where cores are to spare, the graphs' workers start with the kernels' builds and hold
     what they built: released when every plain run passed, dropped unrun when one failed."""
-    from workbook import judge
-    from workbook.pipelines import graph as graph_pipeline
+    from workbook.check.pipelines import graph as graph_pipeline
+    from workbook.judging import judge
 
     monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "1")
     put_solution(root, "p18")
@@ -381,7 +386,7 @@ def test_a_real_graph_worker_built_early_is_ended_unrun_when_the_kernels_fail(ro
     may otherwise come before the op is packaged, and no worker is started at all.)"""
     import psutil
 
-    from workbook import graphrun
+    from workbook.run import graphrun
 
     monkeypatch.setenv("WORKBOOK_GRAPHS_EARLY", "1")
     put_wrong(root, "p18", "cpu_max_starts_at_zero")

@@ -14,9 +14,11 @@ from rich.cells import cell_len
 from rich.console import Console
 from test_cli import invoke
 
-from workbook import catalog, exitcodes, i18n, report, skeleton, workspace
-from workbook.i18n import msg
-from workbook.results import CaseResult, DeviceResult, Diagnostic, PartResult, PuzzleResult, Status
+from workbook.core import exitcodes, i18n
+from workbook.core.i18n import msg
+from workbook.core.results import CaseResult, DeviceResult, Diagnostic, PartResult, PuzzleResult, Status
+from workbook.course import catalog, skeleton, workspace
+from workbook.view import report, style
 
 LANGS = ["en", "ko"]
 
@@ -91,7 +93,7 @@ def test_a_korean_workspace_gives_its_files_in_korean(tmp_path):
 @pytest.mark.parametrize("lang", LANGS)
 def test_help_says_its_values_in_the_learner_s_language(capsys, lang):
     with pytest.raises(SystemExit):
-        from workbook import cli
+        from workbook.cli.app import app as cli
 
         cli.main(["--lang", lang, "run", "--help"])
     out = capsys.readouterr().out
@@ -152,7 +154,7 @@ def test_a_report_ends_with_its_verdict_and_the_first_thing_to_fix(lang, status)
     text = rendered(five_parts(status), lang)
     fits(text)
     tail = "\n".join(text.splitlines()[-24:])
-    verdict = i18n.t("report.verdict", lang) + " " + report.ICON[status] + " " + i18n.t("status." + status.value, lang)
+    verdict = i18n.t("report.verdict", lang) + " " + style.ICON[status] + " " + i18n.t("status." + status.value, lang)
     assert verdict in tail and i18n.t("report.fix_first", lang) in tail
     first = "MOST_SECTORS" if status == Status.FAIL else "profiling.mojo:131:5"
     assert first in tail.split(i18n.t("report.fix_first", lang))[1]
@@ -168,7 +170,7 @@ def test_a_report_ends_with_its_verdict_and_the_first_thing_to_fix(lang, status)
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_p36_without_a_gpu_is_not_judged_and_says_what_it_could_check(root, capsys, lang):
-    from workbook import toolchain
+    from workbook.core import toolchain
 
     if toolchain.gpu() is not None:
         pytest.skip("a GPU here judges p36")
@@ -192,7 +194,7 @@ def test_p36_without_a_gpu_is_not_judged_and_says_what_it_could_check(root, caps
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_list_columns_line_up_over_every_chapter(root, capsys, lang):
-    from workbook import state
+    from workbook.course import state
 
     state.remember("p15", "pass", {"sim": "pass", "gpu": "compiled"})
     state.remember("p16", "fail", {"sim": "fail", "gpu": "compiled"})

@@ -13,8 +13,11 @@ from conftest import REPO, put_wrong
 from rich.cells import cell_len
 from rich.console import Console
 
-from workbook import catalog, engine, i18n, report
-from workbook.results import OutputCheck, Picture, SharedPicture
+from workbook.check import engine
+from workbook.core import i18n
+from workbook.core.results import OutputCheck, Picture, SharedPicture
+from workbook.course import catalog
+from workbook.view import casemap
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +43,7 @@ def sim_picture(book, puzzle: str, variant: str, part: str | None = None):
 
 def render(picture: Picture, out: OutputCheck) -> list[str]:
     console = Console(width=80, record=True, force_terminal=False, no_color=True, highlight=False)
-    report.render_picture(console, picture, out)
+    casemap.render_picture(console, picture, out)
     return console.export_text().splitlines()
 
 

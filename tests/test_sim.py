@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from workbook import catalog, engine
-from workbook.results import Status
+from workbook.check import engine
+from workbook.core.results import Status
+from workbook.course import catalog
 
 BOOK = Path(__file__).parent / "data" / "simbook"
 pytestmark = pytest.mark.slow
@@ -98,7 +99,7 @@ def test_every_thread_s_reads_and_writes_are_counted(book):
     launch = next(a for a in sim.access if a.case == "size 9")
     assert launch.kernel == "neighbours" and launch.threads == 12
     table = launch.per_thread
-    from workbook.kernelrun import COUNTERS
+    from workbook.run.kernelrun import COUNTERS
 
     column = {name: table[:, k].tolist() for k, name in enumerate(COUNTERS)}
     assert column["global_reads"] == [1] * 9 + [0] * 3 and column["global_read_bytes"] == [4] * 9 + [0] * 3
@@ -564,7 +565,7 @@ def test_a_fragment_read_from_shared_memory_before_the_barrier_is_named_at_load_
 
 
 def test_tensor_core_imports_are_taken_from_the_simulator_and_others_refused():
-    from workbook import simimports
+    from workbook.compile import simimports
     out = simimports.rewrite("from max.gpu.compute.mma import mma\nfrom layout.tensor_core import TensorCore\n")
     assert out.splitlines() == ["from wbmma import mma", "from wbmma import TensorCore"]
     with pytest.raises(simimports.Unsupported) as err:

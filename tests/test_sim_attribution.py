@@ -18,8 +18,11 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from workbook import catalog, curriculum, i18n, report
-from workbook.results import PuzzleResult
+from workbook.author import curriculum
+from workbook.core import i18n
+from workbook.core.results import PuzzleResult
+from workbook.course import catalog
+from workbook.view import report
 
 pytestmark = pytest.mark.slow
 LANGS = ["en", "ko"]
@@ -153,7 +156,7 @@ def test_a_vector_before_a_shared_array_s_start_is_told_in_the_learner_s_terms(l
     (begun in the gap before the array) is about `tile`, its elements before the start."""
     from types import SimpleNamespace
 
-    from workbook import simfindings
+    from workbook.run import simfindings
     raw = {"kind": "shared_read_out_of_bounds", "case": -1, "launch": "k", "allocation": 0,
            "array": {"rank": 1, "shape": [32, 1, 1]}, "index": -2, "index_min": -2, "index_max": -1,
            "size": 32, "bytes": 16, "elem": 4, "start_min": -2, "start_max": -2, "before": True,

@@ -24,8 +24,10 @@ from pathlib import Path
 import pytest
 from conftest import put_solution
 
-from workbook import catalog, engine, settings, toolchain
-from workbook.results import Status
+from workbook.check import engine
+from workbook.core import settings, toolchain
+from workbook.core.results import Status
+from workbook.course import catalog
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbook.simimports import Unsupported, rewrite
+from workbook.compile.simimports import Unsupported, rewrite
 
 
 def lines(text: str) -> int:
@@ -86,7 +86,7 @@ REFUSED_PUZZLES = {"p36": "from max.gpu.compute.mma import WGMMADescriptor"}
 
 
 def test_every_puzzle_file_the_simulator_runs_is_accepted():
-    from workbook import catalog
+    from workbook.course import catalog
 
     for puzzle in catalog.all_puzzles():
         if puzzle.kind != "kernel":

@@ -11,9 +11,12 @@ import pytest
 from conftest import put_solution
 from rich.console import Console
 
-from workbook import catalog, i18n, report, speed
-from workbook.catalog import ManifestError
-from workbook.results import PartResult, PuzzleResult, Status, to_dict
+from workbook.core import i18n
+from workbook.core.results import PartResult, PuzzleResult, Status, to_dict
+from workbook.course import catalog, manifest, parsing
+from workbook.course.manifest import ManifestError
+from workbook.judging import speed
+from workbook.view import report
 
 P21_NAMES = {"batch": 16, "seq": 2048, "vocab": 8192, "dim": 1024}
 P21_BYTES = 16 * 2048 * (4 + 8 * 1024)
@@ -99,14 +102,14 @@ def test_the_manifests_declare_p21_and_p16(root):
 ])
 def test_a_bad_speed_table_says_what_is_wrong(raw, words):
     with pytest.raises(ManifestError, match=None) as info:
-        catalog._speed(raw, "parts[0].speed")
+        parsing._speed(raw, "parts[0].speed")
     assert words in str(info.value) and "parts[0].speed" in str(info.value)
 
 
 def test_a_bad_speed_table_in_a_manifest_names_the_file(root):
     path = root / "puzzles" / "p21" / "puzzle.toml"
     path.write_text(path.read_text().replace('bytes = "batch * seq * (4 + 8 * dim)"', 'bytes = "batch ^ 2"', 1))
-    with pytest.raises(catalog.CatalogError) as info:
+    with pytest.raises(manifest.CatalogError) as info:
         catalog.load("p21")
     assert "puzzle.toml" in str(info.value) and "parts[0].speed.bytes" in str(info.value)
 
@@ -173,10 +176,10 @@ def test_the_json_carries_the_same_facts(root):
 
 def timed_plan(pid: str, texts: list[str] | None = None):
     """A plan with every case and the timed ones; `texts`: the learner's files, for their choices."""
-    from workbook import launcher
-    from workbook.engine import load_reference
+    from workbook.check.engine import load_reference
+    from workbook.compile import launcher
 
-    puzzle = catalog.with_choices(catalog.load(pid), texts or [])
+    puzzle = manifest.with_choices(catalog.load(pid), texts or [])
     ref = load_reference(puzzle)
     rng = np.random.default_rng(1)
     parts, timed = [], []
@@ -190,7 +193,7 @@ def timed_plan(pid: str, texts: list[str] | None = None):
 
 
 def test_timed_cases_come_after_the_judged_ones_and_only_the_gpu_launcher_has_them(root):
-    from workbook import launcher
+    from workbook.compile import launcher
 
     _, plan = timed_plan("p21")
     assert [s.index for s in plan.timed] == [len(plan.cases), len(plan.cases) + 1]
@@ -206,7 +209,7 @@ def test_timed_cases_come_after_the_judged_ones_and_only_the_gpu_launcher_has_th
 def test_every_timed_run_starts_after_the_l2_cache_is_flushed(root):
     """256 MB written before each timed run, outside the timed closure: no run finds its
     data in the L2 cache the one before left there."""
-    from workbook import launcher
+    from workbook.compile import launcher
 
     _, plan = timed_plan("p21")
     gpu = launcher.generate(plan, "gpu")
@@ -218,18 +221,18 @@ def test_every_timed_run_starts_after_the_l2_cache_is_flushed(root):
     closure = body[body.index("def run_once("):body.index("for _ in range(3):")]
     assert "flush" not in closure  # the flush is never part of the time
     assert "run_solution" not in body  # no solution attached: the learner's kernels alone
-    from workbook.kernelrun import own_memory_mb
+    from workbook.run.kernelrun import own_memory_mb
 
     timed_case = [len(plan.cases)]
     assert own_memory_mb(plan, timed_case, "gpu") - own_memory_mb(plan, [], "gpu") >= launcher.FLUSH_BYTES >> 20
 
 
 def solution_plan(root, pid: str, learner_text=None):
-    from workbook import build, launcher
+    from workbook.compile import build, launcher
 
     puzzle, plan = timed_plan(pid)
     module, folder, digest, texts = build.solution_package(puzzle)
-    launcher.attach_solution(plan, catalog.with_choices(puzzle, texts), module, folder, digest)
+    launcher.attach_solution(plan, manifest.with_choices(puzzle, texts), module, folder, digest)
     return puzzle, plan
 
 
@@ -238,7 +241,7 @@ def test_the_solution_is_timed_beside_the_learners_kernels_in_turn(root):
     launcher, imported from a package of its own, and timed on the same buffers, its runs
     alternating with the learner's (ABBA); its times go under SOLUTION_TIMES + the index.
     Part 2d has no verdict and times the learner's kernel alone."""
-    from workbook import launcher
+    from workbook.compile import launcher
 
     puzzle, plan = solution_plan(root, "p21")
     coalesced, two_d = plan.timed
@@ -265,7 +268,7 @@ def test_the_solution_is_timed_beside_the_learners_kernels_in_turn(root):
 def test_the_solution_is_launched_with_its_own_choices(root):
     """p31's learner picks HUB_BLOCK; the solution's kernel is timed with the solution's own
     (512), its grid sized by it, whatever the learner chose (256 in the skeleton)."""
-    from workbook import build, launcher
+    from workbook.compile import build, launcher
 
     text = (root / "puzzles" / "p31" / "walks.mojo").read_text()
     assert "comptime HUB_BLOCK = 256" in text
@@ -273,7 +276,7 @@ def test_the_solution_is_launched_with_its_own_choices(root):
     hub = next(s for s in plan.timed if s.part.id == "hub")
     assert hub.launches[0].block == (256, 1, 1)  # the learner's
     module, folder, digest, texts = build.solution_package(puzzle)
-    launcher.attach_solution(plan, catalog.with_choices(puzzle, texts), module, folder, digest)
+    launcher.attach_solution(plan, manifest.with_choices(puzzle, texts), module, folder, digest)
     (theirs,) = plan.solution.launches[hub.index]
     walkers = hub.params["walkers"]
     assert theirs.block == (512, 1, 1) and theirs.grid == (-(-walkers // 512), 1, 1)
@@ -283,8 +286,8 @@ def test_the_solution_is_launched_with_its_own_choices(root):
 
 
 def test_a_build_that_fails_for_the_solutions_sake_is_built_again_without_it():
-    from workbook import build
-    from workbook.results import Diagnostic
+    from workbook.compile import build
+    from workbook.core.results import Diagnostic
 
     in_solution = build.Built(False, diagnostics=[Diagnostic("/cache/p21-solution-x/wb_solution/op/embedding.mojo",
                                                              3, 1, "error: no such thing")])
@@ -308,8 +311,8 @@ def test_the_spread_and_the_solutions_are_stated(root):
 def test_the_timed_gpu_launcher_compiles_for_sm_90(root):
     """With the reference solution beside the learner's kernels (p21's op registers the same
     op names twice then: in the learner's package and in wb_solution's)."""
-    from workbook import build
-    from workbook.processes import Children
+    from workbook.child.processes import Children
+    from workbook.compile import build
 
     put_solution(root, "p21")
     puzzle, plan = solution_plan(root, "p21")
@@ -322,7 +325,7 @@ def test_the_timed_gpu_launcher_compiles_for_sm_90(root):
 
 @pytest.mark.gpu
 def test_p21_on_a_gpu_times_both_parts_and_coalesced_is_faster(root):
-    from workbook import engine
+    from workbook.check import engine
 
     result = engine.check_puzzle(catalog.load("p21"), engine.Options(solutions=True, quick=False, cache=False))
     speeds = {p.id: p.speed for p in result.parts}
@@ -335,7 +338,7 @@ def test_p21_on_a_gpu_times_both_parts_and_coalesced_is_faster(root):
 def test_on_a_gpu_the_solution_runs_beside_the_learner_s_kernel_in_turn(root):
     """The learner's files are the solution's (not --solutions): the verdict's reference is
     timed in the same process, alternately, and the two medians are close (the same kernel)."""
-    from workbook import engine
+    from workbook.check import engine
 
     put_solution(root, "p21")
     result = engine.check_puzzle(catalog.load("p21"), engine.Options(part="coalesced", devices=("gpu",),
@@ -375,7 +378,7 @@ def test_without_the_solutions_times_there_is_no_speed_verdict(root):
 @pytest.mark.parametrize("value", [0.5, True, "2"])
 def test_a_ratio_below_the_solutions_own_time_is_refused(value):
     with pytest.raises(ManifestError, match="max_ratio_to_solution must be a number of at least 1"):
-        catalog._speed({"bytes": "n", "max_ratio_to_solution": value}, "parts[0].speed")
+        parsing._speed({"bytes": "n", "max_ratio_to_solution": value}, "parts[0].speed")
 
 
 def test_the_report_says_the_ratio_to_the_solution_in_both_languages(root):

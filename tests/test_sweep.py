@@ -17,7 +17,7 @@ import psutil
 import pytest
 from conftest import REPO
 
-from workbook import cli
+from workbook.cli.app import app as cli
 
 DATA = Path(__file__).parent / "data"
 
@@ -116,7 +116,7 @@ def test_a_workbook_killed_with_sigkill_is_swept_by_the_next(root):
 def test_the_cache_is_looked_through_after_a_killed_workbook_or_once_a_day(root, capsys, monkeypatch, tmp_path):
     """Looking through a big cache costs every command time before its first build: it is
     done when a killed workbook's run folder is found, or a day after the last look."""
-    from workbook import settings, sweep
+    from workbook.core import settings, sweep
 
     cache, temp = tmp_path / "cache" / f"u{os.geteuid()}", tmp_path / "temp"  # the user's own folder in it
     temp.mkdir()
@@ -150,7 +150,8 @@ def test_what_no_command_used_for_a_month_is_pruned_once_a_day(root, capsys, mon
     """Every edit run adds a build folder and a kept verdict: those unused for KEEP_DAYS go
     (a build folder's last use is its marker's time, touched on every use; a verdict's its
     own), looked for at most once a day; what is in use or being built stays."""
-    from workbook import build, prune
+    from workbook.compile import build
+    from workbook.core import prune
 
     cache = tmp_path / "cache" / f"u{os.geteuid()}"  # the user's own folder in it
     monkeypatch.setenv("WORKBOOK_CACHE", str(cache.parent))
@@ -189,8 +190,9 @@ def test_what_no_command_used_for_a_month_is_pruned_once_a_day(root, capsys, mon
 
 
 def test_a_kept_verdict_read_back_counts_as_used(tmp_path, monkeypatch):
-    from workbook import prune, verdicts
-    from workbook.results import PuzzleResult, Status
+    from workbook.check import verdicts
+    from workbook.core import prune
+    from workbook.core.results import PuzzleResult, Status
 
     monkeypatch.setenv("WORKBOOK_CACHE", str(tmp_path / "cache"))
     digest = "ab" * 16

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from workbook.symbols import Place, Resolver, _header
+from workbook.compile.symbols import Place, Resolver, _header
 
 KERNEL = """def grand_total[blocks: Int](
     result: TileTensor[mut=True, dtype, Vector[1], MutAnyOrigin],

@@ -4,8 +4,9 @@ through the real compiler in tests/test_sim.py (test_traffic_counters)."""
 
 from __future__ import annotations
 
-from workbook import catalog, judge
-from workbook.results import LineTraffic
+from workbook.core.results import LineTraffic
+from workbook.course import catalog, manifest
+from workbook.judging import judge
 
 
 def line(space: str, access: str, per_request: float, conflicts: float = 0.0, kernel: str = "k", n: int = 7):
@@ -13,13 +14,13 @@ def line(space: str, access: str, per_request: float, conflicts: float = 0.0, ke
                        4.0, conflicts, "x = y")
 
 
-def part(*limits: catalog.TrafficLimit):
+def part(*limits: manifest.TrafficLimit):
     raw = catalog.load("p21").parts[0]
-    return catalog.Part(**{**raw.__dict__, "traffic": limits})
+    return manifest.Part(**{**raw.__dict__, "traffic": limits})
 
 
 def limit(kernel="", access="", **values):
-    return catalog.TrafficLimit(kernel, access, tuple((k, float(v)) for k, v in values.items()),
+    return manifest.TrafficLimit(kernel, access, tuple((k, float(v)) for k, v in values.items()),
                                 {"en": "Why.", "ko": "왜."})
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from workbook import catalog, engine
-from workbook.catalog import tomllib
-from workbook.results import Status
+from workbook.check import engine
+from workbook.core.results import Status
+from workbook.course import catalog
+from workbook.course.catalog import tomllib
 
 BOOK = Path(__file__).parent / "data" / "simbook"
 COUNTS = BOOK / "puzzles" / "p92" / "counts.toml"

@@ -20,8 +20,11 @@ import pytest
 from conftest import put_solution, put_wrong
 from rich.console import Console
 
-from workbook import catalog, engine, i18n, report, verdicts
-from workbook.results import Malformed, PuzzleResult, Status, from_dict, to_dict
+from workbook.check import engine, verdicts
+from workbook.core import i18n
+from workbook.core.results import Malformed, PuzzleResult, Status, from_dict, to_dict
+from workbook.course import catalog
+from workbook.view import report
 
 
 def rendered(result: PuzzleResult, lang: str) -> str:

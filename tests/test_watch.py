@@ -15,9 +15,11 @@ import time
 import psutil
 from rich.console import Console
 
-from workbook import engine, i18n, state
-from workbook.results import PartResult, PuzzleResult, Status
-from workbook.watch import Watcher
+from workbook.check import engine
+from workbook.cli.watch import Watcher
+from workbook.core import i18n
+from workbook.core.results import PartResult, PuzzleResult, Status
+from workbook.course import state
 
 GRANDCHILD = ("import subprocess, sys, time\n"
               "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
@@ -241,7 +243,7 @@ def test_a_hint_shown_during_a_run_is_not_forgotten_when_it_ends(root):
 def test_watch_command_rejects_an_unknown_id(root):
     import pytest
 
-    from workbook.cli import main
+    from workbook.cli.app import main
 
     with pytest.raises(SystemExit) as exited:
         main(["watch", "p37"])
@@ -252,8 +254,8 @@ def rich_failure(puzzle) -> PuzzleResult:
     """A failing result with a lot to say: a matrix, a finding with its line, several cases."""
     import numpy as np
 
-    from workbook import compare
-    from workbook.results import CaseResult, DeviceResult, Finding
+    from workbook.core.results import CaseResult, DeviceResult, Finding
+    from workbook.judging import compare
 
     expected = np.arange(54, dtype=np.float64).reshape(6, 9)
     got = expected.copy()
@@ -289,7 +291,7 @@ def test_watch_leads_with_a_compact_view_that_fits_24_rows_and_d_shows_the_rest(
 
 
 def test_next_goes_to_the_first_puzzle_not_passed_in_course_order(root):
-    from workbook import catalog
+    from workbook.course import catalog
 
     ids = [p.id for p in catalog.all_puzzles()]
     for pid in ids[:4]:  # p01..p04 passed; p05, p06, p07 not yet

@@ -17,7 +17,8 @@ import pytest
 from conftest import REPO
 from test_cli import invoke
 
-from workbook import catalog, exitcodes, settings, skeleton, workspace
+from workbook.core import exitcodes, settings
+from workbook.course import catalog, skeleton, workspace
 
 
 @pytest.fixture

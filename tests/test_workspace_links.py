@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from test_cli import invoke
 
-from workbook import exitcodes, settings
+from workbook.core import exitcodes, settings
 
 CURRICULUM = settings.curriculum() / "puzzles"
 

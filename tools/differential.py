@@ -1,6 +1,6 @@
 """The differential check: every wrong kernel (tests/wrong) and right kernel (tests/right)
 on the simulator alone and on the GPU alone, and whether their verdicts agree
-(workbook/differential.py says how they are compared).
+(workbook/author/differential.py says how they are compared).
 
     python tools/differential.py [PUZZLE | PUZZLE/KERNEL ...] [--json OUT.json]
         [--markdown OUT.md] [--per-gpu 4] [--gpus N] [--jobs N] [--sanitize auto|all|off]
@@ -28,7 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from workbook import differential, settings, toolchain
+from workbook.author import differential
+from workbook.core import settings, toolchain
 
 
 def gpu_ids() -> list[str]:

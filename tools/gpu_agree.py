@@ -17,7 +17,9 @@ import sys
 
 import numpy as np
 
-from workbook import catalog, curriculum, engine
+from workbook.author import curriculum
+from workbook.check import engine
+from workbook.course import catalog
 
 DETERMINISTIC = "deterministic"  # a word of a wrong.toml's comments that marks such a kernel
 

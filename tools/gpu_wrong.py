@@ -13,7 +13,9 @@ import functools
 import json
 import sys
 
-from workbook import catalog, curriculum, engine, scheduler
+from workbook.author import curriculum
+from workbook.check import engine, scheduler
+from workbook.course import catalog
 
 
 def one(kernel: curriculum.WrongKernel) -> dict[str, str]:

@@ -33,8 +33,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workbook import build, engine, launcher, ptx, toolchain  # noqa: E402
-from workbook.processes import Children  # noqa: E402
+from workbook.check import engine  # noqa: E402
+from workbook.child.processes import Children  # noqa: E402
+from workbook.compile import build, launcher, ptx  # noqa: E402
+from workbook.core import toolchain  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("ncu_table", REPO / "tools" / "ncu_table.py")
 ncu_table = importlib.util.module_from_spec(_spec)

@@ -43,10 +43,16 @@ REPO = Path(__file__).resolve().parent.parent
 for _name in ("WORKBOOK_MEMORY_LIMIT_MB", "WORKBOOK_PROCESS_LIMIT", "WORKBOOK_FILE_LIMIT_MB"):
     os.environ.setdefault(_name, "0")
 
-from workbook import build, catalog, engine, kernelrun, launcher, ncu, settings, symbols, toolchain  # noqa: E402
-from workbook.catalog import tomllib, with_choices  # noqa: E402
-from workbook.channel import Sink  # noqa: E402
-from workbook.processes import Children  # noqa: E402
+from workbook.check import engine  # noqa: E402
+from workbook.child.channel import Sink  # noqa: E402
+from workbook.child.processes import Children  # noqa: E402
+from workbook.compile import build, launcher, symbols  # noqa: E402
+from workbook.core import settings, toolchain  # noqa: E402
+from workbook.course import catalog  # noqa: E402
+from workbook.course.catalog import tomllib  # noqa: E402
+from workbook.course.manifest import with_choices  # noqa: E402
+from workbook.judging import ncu  # noqa: E402
+from workbook.run import kernelrun  # noqa: E402
 
 FIXTURE = REPO / "tests" / "data" / "simbook"
 PINNED = "p92"

@@ -19,7 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from workbook import catalog, curriculum, engine, toolchain
+from workbook.author import curriculum
+from workbook.check import engine
+from workbook.core import toolchain
+from workbook.course import catalog
 
 CONFIGS = [("walk", "BLOCK", b) for b in (32, 64, 192, 256, 1024)] + \
           [("hub", "HUB_BLOCK", b) for b in (256, 384, 512, 1024)]

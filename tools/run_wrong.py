@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import sys
 
-from workbook import catalog, curriculum
+from workbook.author import curriculum
+from workbook.course import catalog
 
 
 def main(ids: list[str]) -> int:

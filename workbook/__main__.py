@@ -4,10 +4,10 @@ its virtual environment, say), a sentence saying so instead of a traceback."""
 import sys
 
 try:
-    from .cli import main
+    from .cli.app import main
 except ModuleNotFoundError as exc:  # typer, rich, numpy...: this is not the workbook's Python
     try:
-        from . import i18n
+        from .core import i18n
 
         i18n.set_language(i18n.detect())
         said = i18n.t("error.prefix") + " " + i18n.t("error.missing_module", module=exc.name, python=sys.executable)

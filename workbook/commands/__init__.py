@@ -1,1 +1,0 @@
-"""One module per subcommand; cli.py wires them into the Typer app."""
