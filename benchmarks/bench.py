@@ -390,7 +390,9 @@ def compile_split(copy: Copy, repeat: int) -> list[Row]:
 
 
 RENDER = """import json, os, sys, time
-from workbook import catalog, report, settings, terminal
+from workbook.core import settings
+from workbook.course import catalog
+from workbook.view import report, terminal
 from workbook.cli.commands.common import learner_files, title
 from workbook.core.results import from_dict
 kept = max((settings.cache_dir() / "verdicts").glob("*.json"), key=os.path.getmtime)

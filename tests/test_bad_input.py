@@ -19,7 +19,7 @@ import pytest
 from conftest import PYTHONPATH, REPO, put_solution
 
 from workbook.child import sandbox
-from workbook.cli.app import app as cli
+from workbook.cli import app as cli
 from workbook.core import exitcodes
 from workbook.course import state
 

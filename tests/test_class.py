@@ -462,7 +462,8 @@ def test_without_ray_a_class_run_says_how_to_install_it(tmp_path):
     put(klass / "a", "p01", "map.mojo", SOLUTION)
     env = {**os.environ, "PYTHONPATH": PYTHONPATH, "WORKBOOK_LANG": "en"}
     code = ("import sys; sys.modules['ray'] = None\n"  # this Python has no Ray
-            "from workbook import cli; cli.main(['grade', sys.argv[1], '-p', 'p01', '--out', sys.argv[2], '--json'])")
+            "from workbook.cli import app as cli\n"
+            "cli.main(['grade', sys.argv[1], '-p', 'p01', '--out', sys.argv[2], '--json'])")
     done = subprocess.run([sys.executable, "-c", code, str(klass), str(tmp_path / "out")], capture_output=True,
                           text=True, env=env, timeout=120)
     assert done.returncode == exitcodes.TOOLCHAIN, done.stderr

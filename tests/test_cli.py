@@ -13,7 +13,7 @@ import pytest
 from conftest import PYTHONPATH, REPO, has_gpu, put_solution, put_wrong
 from rich.cells import cell_len
 
-from workbook.cli.app import app as cli
+from workbook.cli import app as cli
 from workbook.core import exitcodes
 from workbook.course import catalog
 

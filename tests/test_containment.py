@@ -190,7 +190,7 @@ def test_a_child_within_its_limits_is_left_alone(tmp_path, kind):
 KILLED = textwrap.dedent("""\
     import sys, time
     from pathlib import Path
-    from workbook import containment
+    from workbook.child import containment
     from workbook.child.limits import Limits
     from workbook.child.processes import Children
 

@@ -92,7 +92,7 @@ def test_clusters_need_a_hopper_gpu(root, monkeypatch, capsys):
     assert "9.0" in rows["p34"] and rows["p28"] == ""
 
 
-ASK = ("import sys\nfrom workbook import toolchain\ntoolchain.GPU_DEVICE_NODES = tuple(sys.argv[1:])\n"
+ASK = ("import sys\nfrom workbook.core import toolchain\ntoolchain.GPU_DEVICE_NODES = tuple(sys.argv[1:])\n"
        "print(toolchain.gpu() is None, 'max.driver' in sys.modules)")
 
 

@@ -26,7 +26,7 @@ from workbook.run import kernelrun
 HOLDER = """
 import json, sys, time
 from pathlib import Path
-from workbook import gpulease
+from workbook.child import gpulease
 base, share, seconds, record = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), Path(sys.argv[4])
 with gpulease.hold(share=share, base=base) as lease:
     began = time.time()
@@ -165,7 +165,7 @@ def test_the_lock_folder_is_the_users_alone_and_a_planted_link_is_not_followed(o
 
 
 def _graded(root, capsys, kernel: Path, *args: str) -> tuple[dict, float]:
-    from workbook.cli.app import app as cli
+    from workbook.cli import app as cli
 
     sub = root.parent / f"sub-{kernel.parent.name}"
     (sub / "puzzles/p01").mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import pytest
 from conftest import REPO
 
 from workbook.child import sandbox
-from workbook.cli.app import app as cli
+from workbook.cli import app as cli
 from workbook.core import exitcodes, toolchain
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")

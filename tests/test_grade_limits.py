@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO, left_running
 
 from workbook.child import containment, sandbox
-from workbook.cli.app import app as cli
+from workbook.cli import app as cli
 from workbook.core import exitcodes
 
 pytestmark = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap is not installed")

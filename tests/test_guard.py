@@ -8,6 +8,7 @@ same file."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.text import Text
 
 from workbook.child import sandbox
-from workbook.cli.app import app as cli
+from workbook.cli import app as cli
 from workbook.compile import build
 from workbook.core import exitcodes, i18n
 from workbook.course import catalog, manifest, skeleton
@@ -286,7 +287,7 @@ def test_a_manifest_allows_only_what_its_solution_needs():
     assert [p.id for p in allowing] == ["p36"]
     for puzzle in allowing:
         files = {n: (puzzle.solution_dir / n).read_bytes() for n in puzzle.edit}
-        refused = {r.text for r in guard.check(catalog.dataclasses.replace(puzzle, grade_allow=()), files)}
+        refused = {r.text for r in guard.check(dataclasses.replace(puzzle, grade_allow=()), files)}
         assert set(puzzle.grade_allow) <= refused
     # ...and nowhere else: p36's builtin in p01's file is refused.
     p01 = catalog.load("p01", REPO)

@@ -14,7 +14,7 @@ from rich.table import Table
 from workbook.core import i18n
 from workbook.course import backups, catalog, state
 
-PACKAGE = Path(i18n.__file__).parent
+PACKAGE = Path(i18n.__file__).parent.parent  # workbook/, every layer
 
 
 def test_english_and_korean_have_the_same_messages():

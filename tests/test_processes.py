@@ -111,7 +111,7 @@ def test_a_child_dies_with_a_parent_that_was_killed(tmp_path):
         "import sys, time; from pathlib import Path; from workbook.child.processes import Children\n"
         f"c = Children().start([sys.executable, '-c', {SLEEPER!r}])\n"
         f"Path({str(pid_file)!r}).write_text(str(c.pid))\n"
-        "time.sleep(60)\n")], cwd=Path(processes.__file__).parent.parent)
+        "time.sleep(60)\n")], cwd=Path(processes.__file__).parents[2])
     wait_until(pid_file.exists)
     child = int(pid_file.read_text())
     assert alive(child)
@@ -131,7 +131,7 @@ def test_ctrl_c_during_an_endless_kernel_stops_everything(root, tmp_path):
     run = subprocess.Popen([sys.executable, "-m", "workbook", "run", "p01", "--quick"], env=env,
                            preexec_fn=sigint_at_default,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           cwd=Path(processes.__file__).parent.parent)
+                           cwd=Path(processes.__file__).parents[2])
     me = psutil.Process(run.pid)
 
     def launcher_running() -> bool:  # the kernel is running once the launcher's phase file says so

@@ -18,7 +18,7 @@ import scope
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from workbook.cli.app import app as cli
+from workbook.cli import app as cli
 from workbook.core import exitcodes
 
 OTHER_IDS = st.one_of(

@@ -93,7 +93,7 @@ def test_a_korean_workspace_gives_its_files_in_korean(tmp_path):
 @pytest.mark.parametrize("lang", LANGS)
 def test_help_says_its_values_in_the_learner_s_language(capsys, lang):
     with pytest.raises(SystemExit):
-        from workbook.cli.app import app as cli
+        from workbook.cli import app as cli
 
         cli.main(["--lang", lang, "run", "--help"])
     out = capsys.readouterr().out

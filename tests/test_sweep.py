@@ -17,7 +17,7 @@ import psutil
 import pytest
 from conftest import REPO
 
-from workbook.cli.app import app as cli
+from workbook.cli import app as cli
 
 DATA = Path(__file__).parent / "data"
 
