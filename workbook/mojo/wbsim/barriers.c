@@ -388,6 +388,10 @@ static void mbar_stuck(void) {
     saw(f, S.threads[first].gtid, 0);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Barriers that never open: barrier() and cluster_wait() (mbarriers: above) */
+/* ------------------------------------------------------------------------- */
+
 /* Which barrier() the waiting threads of the block at rank `rank` wait at, and where the
  * finished ones ended. */
 static void stuck(int rank, int waiting, int finished) {

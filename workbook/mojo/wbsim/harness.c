@@ -439,7 +439,7 @@ void wb_finish(void) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* What a launch hands back: writers.bin's shared arrays, counters.bin         */
+/* What a launch hands back: writers.bin's shared arrays, counters.bin       */
 /* ------------------------------------------------------------------------- */
 
 static void shared_snapshot(void) {
