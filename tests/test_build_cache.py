@@ -8,6 +8,7 @@ blame the learner for a compile error in a file the workbook wrote."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from conftest import put_solution, put_wrong
@@ -15,6 +16,7 @@ from conftest import put_solution, put_wrong
 from workbook.check import engine
 from workbook.child.processes import Children
 from workbook.compile import build, launcher
+from workbook.core import settings
 from workbook.core.results import Status
 from workbook.course import catalog
 
@@ -138,3 +140,23 @@ def test_builds_start_the_real_compiler_not_the_wheels_script(tmp_path, monkeypa
         assert toolchain.mojo_driver() == (native, {})
     finally:
         toolchain.mojo_driver.cache_clear()
+
+
+def test_an_edit_to_a_part_of_the_runtime_is_compiled_not_served_from_the_cache(cache, tmp_path, monkeypatch):
+    """wbsim.c #includes its parts (wbsim/*.c): the runtime object's key and the support
+    digest cover them, so an edit to a part alone builds the runtime again, never links
+    the object built before it."""
+    support = tmp_path / "mojo"
+    shutil.copytree(settings.MOJO_SUPPORT, support)
+    monkeypatch.setattr(settings, "MOJO_SUPPORT", support)
+    part = support / "wbsim" / "threads.c"
+    digest = build.support_digest()
+    with Children() as children:
+        before, why = build.runtime_object(children, support / "wbsim.c")
+        assert before, why
+        part.write_text(part.read_text() + "\nint wbsim_part_probe(void) { return 42; }\n")
+        after, why = build.runtime_object(children, support / "wbsim.c")
+        assert after, why
+    assert after != before and before.exists()
+    assert b"wbsim_part_probe" in after.read_bytes() and b"wbsim_part_probe" not in before.read_bytes()
+    assert build.support_digest() != digest
