@@ -143,13 +143,13 @@ def test_builds_start_the_real_compiler_not_the_wheels_script(tmp_path, monkeypa
 
 
 def test_an_edit_to_a_part_of_the_runtime_is_compiled_not_served_from_the_cache(cache, tmp_path, monkeypatch):
-    """wbsim.c #includes its parts (wbsim/*.c): the runtime object's key and the support
+    """wbsim.c #includes its parts (wbsim_parts/*.c): the runtime object's key and the support
     digest cover them, so an edit to a part alone builds the runtime again, never links
     the object built before it."""
     support = tmp_path / "mojo"
     shutil.copytree(settings.MOJO_SUPPORT, support)
     monkeypatch.setattr(settings, "MOJO_SUPPORT", support)
-    part = support / "wbsim" / "threads.c"
+    part = support / "wbsim_parts" / "threads.c"
     digest = build.support_digest()
     with Children() as children:
         before, why = build.runtime_object(children, support / "wbsim.c")

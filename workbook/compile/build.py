@@ -275,7 +275,7 @@ def python_files(puzzle: Puzzle, solutions: bool = False, given: dict[str, bytes
 
 def support_digest() -> str:
     h = hashlib.sha256()
-    for pattern in ("*.mojo", "*.c", "*.h", "*/*.c"):  # */*.c: the runtime's parts (wbsim/)
+    for pattern in ("*.mojo", "*.c", "*.h", "*/*.c"):  # */*.c: the runtime's parts (wbsim_parts/)
         for path in sorted(settings.MOJO_SUPPORT.glob(pattern)):
             h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -287,14 +287,14 @@ GPU_HARNESS = settings.MOJO_SUPPORT / "wbio.c"  # the GPU launcher's harness
 
 def runtime_object(children: Children, source: Path = RUNTIME) -> tuple[Path | None, str]:
     """A launcher's C support (the simulator's runtime, the GPU harness), compiled
-    once per content (its own, its parts' that it includes from a folder of its name,
-    wbsim/*.c, and its headers', wbrun.h) and C compiler, and linked into launchers
+    once per content (its own, the parts it includes from the folder beside it,
+    wbsim_parts/*.c, and its headers', wbrun.h) and C compiler, and linked into launchers
     only while it is ours and as it was built."""
     cc = toolchain.c_compiler()
     if cc is None:
         return None, "no C compiler (cc) found: Mojo needs one to link programs too"
     headers = b"".join(h.read_bytes() for h in sorted(source.parent.glob("*.h")))
-    parts = b"".join(p.read_bytes() for p in sorted((source.parent / source.stem).glob("*.c")))
+    parts = b"".join(p.read_bytes() for p in sorted((source.parent / f"{source.stem}_parts").glob("*.c")))
     key = hashlib.sha256(source.read_bytes() + parts + headers + cc.encode()).hexdigest()[:16]
     output = settings.cache_dir() / "runtime" / f"{source.stem}-{key}.o"
     record = output.with_name(output.name + ".ok")

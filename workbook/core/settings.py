@@ -242,7 +242,7 @@ def grade_guard() -> bool:
 
 def sim_fence() -> bool:
     """WORKBOOK_SIM_FENCE=1: the simulator's records are also write-protected by the
-    processor's memory protection keys while learner code runs (wbsim/vault.c, "The fence"),
+    processor's memory protection keys while learner code runs (wbsim_parts/vault.c, "The fence"),
     which catches stores the instrumentation never reports (SIMD stores wider than 16
     bytes). It costs about a quarter more time on access-heavy kernels: `workbook grade`
     turns it on; a learner's own runs leave it off."""

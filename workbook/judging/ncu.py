@@ -1,6 +1,6 @@
 """Nsight Compute's counters beside the simulator's: the proof behind the traffic tables.
 
-The simulator prices each warp's request by NVIDIA's rules (wbsim/traffic.c, "Memory traffic");
+The simulator prices each warp's request by NVIDIA's rules (wbsim_parts/traffic.c, "Memory traffic");
 Nsight Compute (ncu) reads the same quantities from the GPU's own counters. This module
 holds the pieces that put the two side by side: the ncu metric each of our numbers
 stands for, the command that runs a GPU launcher under ncu, the reader of its report,

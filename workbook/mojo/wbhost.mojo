@@ -4,9 +4,9 @@
 # every access the kernels make is watched as in a launch of the generated
 # launcher's own. `from max.algorithm.functional import elementwise` and
 # `from max.gpu.host import DeviceContext, DeviceBuffer` are pointed at
-# wbsim, which re-exports them from here (see workbook/simimports.py), as are
+# wbsim, which re-exports them from here (see workbook/compile/simimports.py), as are
 # host_launch and host_done, which the generated launcher calls around a
-# learner's host function (workbook/launcher.py).
+# learner's host function (workbook/compile/launcher.py).
 #
 # The kernels these launches run are the simulator's (wbsim's Kernel and
 # thread ids): only the host side lives here.
@@ -192,7 +192,7 @@ def host_done():
 # DeviceBuffer(ctx, ptr, size, owning=False), or plain pointers). They run as the
 # GPU runs them, as launches of their own (256 threads a block, one element each),
 # so their stores are watched like a kernel's. Creating buffers or host buffers is
-# not simulated: workbook/simimports.py refuses those calls by line, before the
+# not simulated: workbook/compile/simimports.py refuses those calls by line, before the
 # build ("needs a real GPU"), so it is never a compile error blamed on the learner.
 
 

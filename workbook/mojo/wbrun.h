@@ -1,6 +1,6 @@
 /* wbrun.h: how every launcher is started and what it reads, in one place for
  * both harnesses (wbsim.c, the simulator's; wbio.c, the GPU's). The workbook's
- * side of the same contract is workbook/protocol.py and kernelrun.py.
+ * side of the same contract is workbook/child/protocol.py and kernelrun.py.
  *
  * A launcher is run as:  launcher RUN_DIR MODE REPEATS SECONDS [CASES]
  *   RUN_DIR  the run folder: inputs.bin is read from it, every output file is
@@ -15,7 +15,7 @@
  * the phase it is in) goes where WORKBOOK_FDS says: descriptors the workbook
  * opened before starting it (outputs:N,writers:N,counters:N,result:N,phase:N),
  * files with no name that nothing in the run folder can replace
- * (workbook/channel.py). Each one not named there (a launcher run by hand) is a
+ * (workbook/child/channel.py). Each one not named there (a launcher run by hand) is a
  * file of that name in RUN_DIR (outputs.bin, writers.bin, counters.bin,
  * result.json, phase).
  *

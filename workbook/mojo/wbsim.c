@@ -65,7 +65,7 @@
  *
  * The harness side reads the cases' inputs (inputs.bin), hands out buffers,
  * and writes outputs.bin, writers.bin, counters.bin and result.json for the
- * workbook (workbook/kernelrun.py reads them), through the descriptors the
+ * workbook (workbook/run/kernelrun.py reads them), through the descriptors the
  * workbook opened for them (wbrun.h: WORKBOOK_FDS).
  *
  * How a launcher is started (launcher RUN_DIR MODE REPEATS SECONDS [CASES]) and
@@ -76,20 +76,20 @@
  *
  * The runtime is one translation unit, in parts that this file includes in this
  * order (every static stays static, and `cc -c wbsim.c` builds it all):
- * - wbsim/state.c: limits and constants, the state S and the traffic tables T;
- * - wbsim/vault.c: "The vault", "The fence", and vault_open;
- * - wbsim/heap.c: "The device heap";
- * - wbsim/shadow.c: sites, findings, "Simulator memory", "Watching accesses" (on_access,
+ * - wbsim_parts/state.c: limits and constants, the state S and the traffic tables T;
+ * - wbsim_parts/vault.c: "The vault", "The fence", and vault_open;
+ * - wbsim_parts/heap.c: "The device heap";
+ * - wbsim_parts/shadow.c: sites, findings, "Simulator memory", "Watching accesses" (on_access,
  *   where races, reads of memory nothing wrote and bounds are found);
- * - wbsim/traffic.c: "Memory traffic", "Methods", and count();
- * - wbsim/guard.c: "Alignment", "The store guard";
- * - wbsim/tsan.c: the instrumentation's entry points (watch, __tsan_*, atomics);
- * - wbsim/harness.c: "Files" (result.json), "Faults and time limits", "The harness",
+ * - wbsim_parts/traffic.c: "Memory traffic", "Methods", and count();
+ * - wbsim_parts/guard.c: "Alignment", "The store guard";
+ * - wbsim_parts/tsan.c: the instrumentation's entry points (watch, __tsan_*, atomics);
+ * - wbsim_parts/harness.c: "Files" (result.json), "Faults and time limits", "The harness",
  *   and what a launch hands back (writers.bin, counters.bin);
- * - wbsim/kernel.c: "What a kernel calls" (ids, warp operations, shared memory, async
+ * - wbsim_parts/kernel.c: "What a kernel calls" (ids, warp operations, shared memory, async
  *   copies);
- * - wbsim/barriers.c: barrier(), "Clusters", "mbarriers", and barriers that never open;
- * - wbsim/threads.c: "Launching" (the scheduler), and launches in the learner's host code.
+ * - wbsim_parts/barriers.c: barrier(), "Clusters", "mbarriers", and barriers that never open;
+ * - wbsim_parts/threads.c: "Launching" (the scheduler), and launches in the learner's host code.
  */
 
 #include "wbrun.h"
@@ -118,14 +118,14 @@ typedef int64_t i64;
 typedef uint64_t u64;
 typedef uint32_t u32;
 
-#include "wbsim/state.c"
-#include "wbsim/vault.c"
-#include "wbsim/heap.c"
-#include "wbsim/shadow.c"
-#include "wbsim/traffic.c"
-#include "wbsim/guard.c"
-#include "wbsim/tsan.c"
-#include "wbsim/harness.c"
-#include "wbsim/kernel.c"
-#include "wbsim/barriers.c"
-#include "wbsim/threads.c"
+#include "wbsim_parts/state.c"
+#include "wbsim_parts/vault.c"
+#include "wbsim_parts/heap.c"
+#include "wbsim_parts/shadow.c"
+#include "wbsim_parts/traffic.c"
+#include "wbsim_parts/guard.c"
+#include "wbsim_parts/tsan.c"
+#include "wbsim_parts/harness.c"
+#include "wbsim_parts/kernel.c"
+#include "wbsim_parts/barriers.c"
+#include "wbsim_parts/threads.c"

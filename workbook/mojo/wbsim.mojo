@@ -4,7 +4,7 @@
 # The learner's file is compiled unchanged except for its import lines: the
 # build points `thread_idx`, `block_idx`, `block_dim`, `grid_dim`,
 # `global_idx`, `barrier`, `stack_allocation` and `block` here instead of at
-# `max.gpu` and `layout` (see workbook/simimports.py). Each of them is a thin
+# `max.gpu` and `layout` (see workbook/compile/simimports.py). Each of them is a thin
 # call into the simulator's runtime, wbsim.c, which schedules the threads and
 # watches every access the compiled kernel makes (the build compiles it with
 # `--sanitize thread`, whose hooks wbsim.c provides).
@@ -450,7 +450,7 @@ struct block(ImplicitlyCopyable):
 
 
 # ---------------------------------------------------------------------------
-# For the generated host launcher (workbook/launcher.py)
+# For the generated host launcher (workbook/compile/launcher.py)
 # ---------------------------------------------------------------------------
 
 

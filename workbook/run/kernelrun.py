@@ -46,7 +46,7 @@ TIMEOUT_EXIT = 72  # wbsim.c: past the time limit, or one thread never reached a
 # Per thread, what wbsim.c counts (counters.bin): accesses and bytes.
 COUNTERS = ("global_reads", "global_read_bytes", "global_writes", "global_write_bytes",
             "shared_reads", "shared_read_bytes", "shared_writes", "shared_write_bytes")
-# Per launch, how it did its work (counters.bin, kind 5; wbsim/state.c's M_*): warp operations by
+# Per launch, how it did its work (counters.bin, kind 5; wbsim_parts/state.c's M_*): warp operations by
 # kind (per lane), async copies and waits, barrier() calls, mbarrier inits, arrivals and
 # completed waits, cluster arrivals and waits; then the accesses of each kind by width; then
 # the most barrier() rounds one block went through.
@@ -484,7 +484,7 @@ def _tail(log: str) -> str:
 def _read_writers(raw: bytes, run: KernelRun) -> None:
     """writers.bin: records of four Int32 (kind, case, index, count), then count Int32
     (kind 1: an output's writers); kind 4, a shared array's, has 16 Int32 and a 48-byte
-    kernel name before them (wbsim/harness.c, shared_snapshot)."""
+    kernel name before them (wbsim_parts/harness.c, shared_snapshot)."""
     pos = 0
     while pos + 16 <= len(raw):
         kind, case, index, count = struct.unpack_from("<4i", raw, pos)

@@ -1,4 +1,4 @@
-/* wbsim/kernel.c: what a kernel calls besides barriers: its ids, warp operations,
+/* wbsim_parts/kernel.c: what a kernel calls besides barriers: its ids, warp operations,
  * shared memory (wbsim_shared) and async copies.
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */
 

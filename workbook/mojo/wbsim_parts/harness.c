@@ -1,4 +1,4 @@
-/* wbsim/harness.c: the harness's I/O: result.json, faults and time limits, the calls
+/* wbsim_parts/harness.c: the harness's I/O: result.json, faults and time limits, the calls
  * of the generated launcher (wb_*: cases, buffers, repeats, outputs.bin), and what a
  * launch hands back (writers.bin's shared arrays, counters.bin).
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */

@@ -1,4 +1,4 @@
-/* wbsim/vault.c: the vault (the simulator's own records, in one mapping), the fence
+/* wbsim_parts/vault.c: the vault (the simulator's own records, in one mapping), the fence
  * (memory protection keys), the vault's allocator (xcalloc, xfree, xrealloc), and
  * vault_open, which opens the vault, S, T and the device heap before anything runs.
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */

@@ -1,6 +1,6 @@
-/* wbsim/traffic.c: memory traffic (each warp-wide request priced by NVIDIA's rules),
+/* wbsim_parts/traffic.c: memory traffic (each warp-wide request priced by NVIDIA's rules),
  * methods (how a launch did its work), and count(), which counts every access of the
- * first repeat per thread and per site. Its tables are in wbsim/state.c.
+ * first repeat per thread and per site. Its tables are in wbsim_parts/state.c.
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */
 
 /* ------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* wbsim/shadow.c: sites, findings, simulator memory (regions and their shadows), what
+/* wbsim_parts/shadow.c: sites, findings, simulator memory (regions and their shadows), what
  * orders two accesses, and on_access, which checks each access against the shadow:
  * races, reads of memory nothing wrote, accesses outside every buffer or array.
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */
@@ -382,7 +382,7 @@ static const struct pending_s *pending_at(uintptr_t a) {
     return NULL;
 }
 
-/* Counted as it is checked: count() is in wbsim/traffic.c. */
+/* Counted as it is checked: count() is in wbsim_parts/traffic.c. */
 static u32 count(int shared, int write, uintptr_t a, size_t n, void *pc, u32 given);
 
 /* One access of the running thread. `given` is its site when the simulator knows it

@@ -1,4 +1,4 @@
-/* wbsim/heap.c: the device heap, what a simulated GPU thread allocates from (Mojo's
+/* wbsim_parts/heap.c: the device heap, what a simulated GPU thread allocates from (Mojo's
  * KGEN_CompilerRT_AlignedAlloc and KGEN_CompilerRT_AlignedFree, for the program's calls).
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */
 

@@ -1,4 +1,4 @@
-/* wbsim/state.c: the limits and constants, the records the simulator keeps (the state S:
+/* wbsim_parts/state.c: the limits and constants, the records the simulator keeps (the state S:
  * threads, regions and their shadows, sites, findings, mbarriers; the traffic tables T),
  * and the helpers everything uses (now, die, page_up).
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */
@@ -281,7 +281,7 @@ static void die(const char *fmt, ...) {
 
 static size_t page_up(size_t n) { return (n + PAGE - 1) & ~(PAGE - 1); }
 
-/* The traffic tables T (see "Memory traffic", wbsim/traffic.c). */
+/* The traffic tables T (see "Memory traffic", wbsim_parts/traffic.c). */
 #define TRAFFIC_MAX_REQUESTS (1 << 17) /* per block; past it, the rest is not priced */
 
 typedef struct {

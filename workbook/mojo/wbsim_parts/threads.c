@@ -1,4 +1,4 @@
-/* wbsim/threads.c: the scheduler: threads (ucontext), warps, blocks and clusters run in
+/* wbsim_parts/threads.c: the scheduler: threads (ucontext), warps, blocks and clusters run in
  * launch order, forward or in reverse (wbsim_launch), and the launches made inside the
  * learner's host code.
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */

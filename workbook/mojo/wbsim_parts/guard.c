@@ -1,4 +1,4 @@
-/* wbsim/guard.c: what is checked before an access lands: its alignment (a GPU's
+/* wbsim_parts/guard.c: what is checked before an access lands: its alignment (a GPU's
  * misaligned address), and the store guard, which refuses a store of the learner's code
  * into the simulator's records or anywhere it was not handed.
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */

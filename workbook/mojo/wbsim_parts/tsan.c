@@ -1,4 +1,4 @@
-/* wbsim/tsan.c: the instrumentation's entry points (__tsan_*: loads, stores, ranges,
+/* wbsim_parts/tsan.c: the instrumentation's entry points (__tsan_*: loads, stores, ranges,
  * memcpy, function entry and exit, atomics), each through watch().
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */
 

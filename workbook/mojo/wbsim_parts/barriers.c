@@ -1,4 +1,4 @@
-/* wbsim/barriers.c: barrier(), cluster barriers and mbarriers, and the findings of a
+/* wbsim_parts/barriers.c: barrier(), cluster barriers and mbarriers, and the findings of a
  * barrier that can never open (divergent, mismatched, deadlocked).
  * Part of the simulator's runtime: wbsim.c includes it; wbsim.c's header explains the design. */
 
