@@ -3,9 +3,9 @@
 The kernel itself is compiled unchanged by the real Mojo compiler; only the
 names that make it a GPU kernel (thread ids, barrier(), shared memory) come
 from workbook/mojo/wbsim.mojo (and warps from wbwarp.mojo) instead of
-`max.gpu` and `layout`; `elementwise`, which launches a kernel from host
-code, comes from wbsim.mojo too. Every line
-keeps its number, so a compiler error points at the learner's own line.
+`max.gpu` and `layout`; `elementwise` and `DeviceContext`, which launch kernels
+from host code, come from wbsim.mojo too (which takes them from wbhost.mojo).
+Every line keeps its number, so a compiler error points at the learner's own line.
 
 Only the import shapes below are accepted. Anything else GPU-specific (the
 tile-level async copy, ld_matrix and wgmma, `import max.gpu`) is refused with a message naming the

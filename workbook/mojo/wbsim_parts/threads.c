@@ -367,7 +367,7 @@ void wbsim_misuse(const char *message, i64 len) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* Launches made inside the learner's host code (elementwise, in wbsim.mojo)   */
+/* Launches made inside the learner's host code (elementwise, in wbhost.mojo)  */
 /* ------------------------------------------------------------------------- */
 
 /* The generated launcher names them before it calls the learner's function;
@@ -404,7 +404,7 @@ i64 wbsim_host_launch(void (*entry)(i64), i64 kbox, i64 blocks, i64 threads) {
     return rc;
 }
 
-/* ctx.enqueue_function in a learner's host function (wbsim.mojo's DeviceContext):
+/* ctx.enqueue_function in a learner's host function (wbhost.mojo's DeviceContext):
  * the grid and block it asks for, under the same name and order. */
 i64 wbsim_host_launch3(void (*entry)(i64), i64 kbox, i64 gx, i64 gy, i64 gz, i64 bx, i64 by, i64 bz) {
     FENCED;
