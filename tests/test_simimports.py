@@ -28,7 +28,7 @@ def test_gpu_names_come_from_the_simulator_and_the_rest_stays():
         "from wbsim import thread_idx, block_idx as b",
         "from wbsim import barrier",
         "from wbsim import AddressSpace",
-        "from wbsim import DeviceContext",
+        "from wbhost import DeviceContext",
         "from layout import TileTensor; from wbsim import stack_allocation",
         "from std.math import exp",
         "def k():",
@@ -39,11 +39,11 @@ def test_gpu_names_come_from_the_simulator_and_the_rest_stays():
 def test_a_host_function_gets_the_simulators_context_and_keeps_the_rest():
     """ctx.enqueue_function in the learner's host code must launch on the simulator (p17, p19)."""
     out = rewrite("from max.gpu.host import DeviceContext, DeviceBuffer, Dim\n")
-    assert out.splitlines() == ["from max.gpu.host import Dim; from wbsim import DeviceContext, DeviceBuffer"]
+    assert out.splitlines() == ["from max.gpu.host import Dim; from wbhost import DeviceContext, DeviceBuffer"]
 
 
 def test_the_context_calls_the_simulator_has_are_kept_and_the_others_refused_by_line():
-    """memset, copies and launches run on the simulator (wbsim.mojo); creating buffers would be
+    """memset, copies and launches run on the simulator (wbhost.mojo); creating buffers would be
     a compile error inside it, blamed on the learner: refused before the build instead."""
     kept = ("    ctx.enqueue_memset(DeviceBuffer[dtype](ctx, out.ptr, n, owning=False), 0)\n"
             "    ctx.enqueue_copy(dst, src, n)  # ctx.enqueue_create_buffer in a comment is fine\n"
@@ -117,8 +117,8 @@ def test_elementwise_comes_from_the_simulator_and_the_rest_of_its_module_stays()
               "from max.algorithm import elementwise as ew\n"
               "from std.algorithm import vectorize\n")
     assert rewrite(source).splitlines() == [
-        "from max.algorithm.functional import vectorize; from wbsim import elementwise",
-        "from wbsim import elementwise as ew",
+        "from max.algorithm.functional import vectorize; from wbhost import elementwise",
+        "from wbhost import elementwise as ew",
         "from std.algorithm import vectorize",
     ]
 

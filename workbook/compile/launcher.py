@@ -632,7 +632,7 @@ def generate_host(plan: Plan, with_sim: bool = True) -> str:
     real imports."""
     hosted = with_sim and any(launch.host for spec in plan.cases for launch in spec.launches)
     lines = _header(plan, ["from wbsim import wb, Kernel, Dim3, launch, tile, tile_mut",
-                           *(["from wbsim import host_launch, host_done, DeviceContext"]
+                           *(["from wbhost import host_launch, host_done, DeviceContext"]
                              if hosted else [])])
     cpu_cases = [s for s in plan.cases if "cpu" in s.part.devices]
     sim_cases = [s for s in plan.cases if "gpu" in s.part.devices and s.part.sim] if with_sim else []

@@ -4,7 +4,7 @@ The kernel itself is compiled unchanged by the real Mojo compiler; only the
 names that make it a GPU kernel (thread ids, barrier(), shared memory) come
 from workbook/mojo/wbsim.mojo (and warps from wbwarp.mojo) instead of
 `max.gpu` and `layout`; `elementwise` and `DeviceContext`, which launch kernels
-from host code, come from wbsim.mojo too (which takes them from wbhost.mojo).
+from host code, come from wbhost.mojo.
 Every line keeps its number, so a compiler error points at the learner's own line.
 
 Only the import shapes below are accepted. Anything else GPU-specific (the
@@ -41,11 +41,11 @@ PROVIDED = {
     "max.gpu.memory": dict.fromkeys(("AddressSpace", "async_copy", "async_copy_commit_group", "async_copy_wait_group",
                                      "async_copy_wait_all"), "wbsim"),
     # elementwise launches a kernel from host code: the simulator's makes the same launch.
-    "max.algorithm.functional": {"elementwise": "wbsim"},
-    "max.algorithm": {"elementwise": "wbsim"},
+    "max.algorithm.functional": {"elementwise": "wbhost"},
+    "max.algorithm": {"elementwise": "wbhost"},
     # A host function's ctx.enqueue_function launches on the simulator (p17, p19).
     # Its memset and copies run there too, on a DeviceBuffer over memory it handed out.
-    "max.gpu.host": {"DeviceContext": "wbsim", "DeviceBuffer": "wbsim"},
+    "max.gpu.host": {"DeviceContext": "wbhost", "DeviceBuffer": "wbhost"},
     # Tensor cores: the warp operation, with NVIDIA's lane maps (p33).
     "max.gpu.compute.mma": {"mma": "wbmma"},
     "layout.tensor_core": {"TensorCore": "wbmma"},
@@ -57,7 +57,7 @@ PROVIDED = {
 REFUSED = {("layout", "copy_dram_to_sram_async"), ("layout.layout_tensor", "copy_dram_to_sram_async"),
            ("std.memory", "stack_allocation"), ("memory", "stack_allocation"),
            ("max.gpu.host", "HostBuffer")}
-# The DeviceContext and DeviceBuffer calls wbsim.mojo simulates. Any other of their calls
+# The DeviceContext and DeviceBuffer calls wbhost.mojo simulates. Any other of their calls
 # (creating buffers, host buffers, mapping to the host) is refused with its line before the
 # build: a compile error inside the simulator's module would be blamed on the learner.
 SIMULATED_CALLS = {"enqueue_function", "enqueue_memset", "enqueue_copy", "enqueue_fill"}

@@ -3,10 +3,11 @@
 # DeviceContext; these stand-ins make those launches on the simulator, so
 # every access the kernels make is watched as in a launch of the generated
 # launcher's own. `from max.algorithm.functional import elementwise` and
-# `from max.gpu.host import DeviceContext, DeviceBuffer` are pointed at
-# wbsim, which re-exports them from here (see workbook/compile/simimports.py), as are
-# host_launch and host_done, which the generated launcher calls around a
-# learner's host function (workbook/compile/launcher.py).
+# `from max.gpu.host import DeviceContext, DeviceBuffer` are pointed here
+# (workbook/compile/simimports.py), and the generated launcher imports
+# host_launch and host_done from here, to call around a learner's host
+# function (workbook/compile/launcher.py). This module imports wbsim; wbsim
+# never imports it.
 #
 # The kernels these launches run are the simulator's (wbsim's Kernel and
 # thread ids): only the host side lives here.

@@ -22,11 +22,6 @@ from layout import TileTensor
 from layout.tile_layout import TensorLayout
 from max.gpu.memory import AddressSpace as _Space, CacheEviction as _CacheEviction
 
-# A learner's host code (elementwise, DeviceContext, DeviceBuffer) and the launcher's
-# calls around it live in wbhost.mojo; importing them here keeps `from wbsim import ...`
-# the one place the rewritten imports and the generated launcher take them from.
-from wbhost import DeviceBuffer, DeviceContext, elementwise, host_done, host_launch
-
 
 # ---------------------------------------------------------------------------
 # Ids, barrier(), shared memory
