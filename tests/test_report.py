@@ -186,3 +186,26 @@ def test_the_check_summary_gives_way_in_its_titles_only(lang):
     for pid in ("p01", "p27"):
         row = next(line for line in lines if line.split()[:1] == [pid])  # the id whole, first
         assert i18n.t("status.pass") in row and "12s" in row  # the verdict and the time whole
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["the budget is the problem", "another problem"])
+def test_the_budget_line_is_added_once_in_every_view_unless_it_is_the_problem(same):
+    """The full report, the streamed rest and watch's compact view add one line for a spent
+    budget, and none where the budget is already the puzzle's problem (said as that)."""
+    spent = msg("check.budget_spent", seconds=3, what="the GPU's run")
+    problem = spent if same else msg("grade.missing_file", file="puzzles/p01/map.mojo")
+    line = spent.text()[:40]
+
+    def said(budget) -> list[int]:
+        result = PuzzleResult("p01", "title", Status.TIMEOUT, problem=problem, budget_spent=budget)
+        console = Console(width=200, record=True, no_color=True)
+        counts = []
+        for show in (lambda: report.render_result(console, result, "A title"),
+                     lambda: report.render_rest(console, PuzzleResult("p01", "title", Status.PASS), result),
+                     lambda: console.print(*report.compact(result, "A title"))):
+            show()
+            counts.append(console.export_text().count(line))  # export_text clears: a count per view
+        return counts
+
+    added = [a - b for a, b in zip(said(spent), said(None))]
+    assert added == [0 if same else 1] * 3

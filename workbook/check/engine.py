@@ -407,8 +407,8 @@ class Check:
         result.compiler_output = "" if built.diagnostics else built.output
         result.problem = built.problem
         if built.problem is not None and built.problem.key == "build.compile_timeout" and self.spent("compile"):
-            result.status = Status.TIMEOUT  # the whole check's budget ran out while compiling: no verdict on the code
-            result.problem = result.budget_spent
+            result.problem = None  # the compiler was stopped by the check's budget, not by its own limit
+            result.status = self._within_budget(Status.NOT_RUN)  # no verdict on the code: a timeout
         for part in self.parts:
             # A device judged before the other build failed keeps its verdict (the simulator's,
             # before the compile for the GPU failed): `run` has shown it already.

@@ -513,9 +513,8 @@ def from_dict(data: dict) -> PuzzleResult:
         raise Malformed(f"result: {exc}") from None
 
 
-def _elements() -> dict[tuple[type, str], type]:
-    """Fields typed as a bare `list` of records (the `ptx` and `occupancy` devices')."""
-    return {(DeviceResult, "ptx"): KernelPtx, (DeviceResult, "occupancy"): Occupancy}
+# Fields typed as a bare `list` of records (the `ptx` and `occupancy` devices'): their element type.
+_ELEMENTS: dict[tuple[type, str], type] = {(DeviceResult, "ptx"): KernelPtx, (DeviceResult, "occupancy"): Occupancy}
 
 
 _PLAIN = (int, float, str, bool)
@@ -618,7 +617,7 @@ def _number_key(key: str, where: str) -> int:
 @functools.cache
 def _fields(cls: type) -> tuple:
     """Per field of a record: its name, its reader, and whether it may be left out."""
-    hints, special = typing.get_type_hints(cls), _elements()
+    hints, special = typing.get_type_hints(cls), _ELEMENTS
     found = []
     for f in fields(cls):
         if not f.init:

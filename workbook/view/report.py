@@ -32,7 +32,7 @@ from ..core.results import (
 )
 from .casemap import case_name, element
 from .devices import device_line, finding_line, render_part, render_shared, render_speed, shared_lines
-from .style import DEVICE_ORDER, badge, device_label, indented, reasons, say
+from .style import DEVICE_ORDER, badge, budget_line, device_label, indented, reasons, say
 
 # ---------------------------------------------------------------------------
 # `workbook run`: the full report
@@ -47,8 +47,8 @@ def render_result(console: Console, result: PuzzleResult, title: str, files: lis
         return
     if result.problem:
         console.print(Text(say(result.problem), style="bold red"))
-    if result.budget_spent and result.budget_spent != result.problem:
-        console.print(Text(say(result.budget_spent), style="bold yellow"))
+    if (line := budget_line(result)) is not None:
+        console.print(line)
     if result.diagnostics or result.compiler_output:
         render_diagnostics(console, result)
     render_parts(console, result)
@@ -122,8 +122,8 @@ def render_rest(console: Console, first: PuzzleResult, final: PuzzleResult) -> N
     console.rule(Text(t("report.stream.after"), style="bold"), align="left")
     if final.problem and final.problem != first.problem:
         console.print(Text(say(final.problem), style="bold red"))
-    if final.budget_spent and final.budget_spent != final.problem:
-        console.print(Text(say(final.budget_spent), style="bold yellow"))
+    if (line := budget_line(final)) is not None:
+        console.print(line)
     if final.diagnostics or final.compiler_output:
         render_diagnostics(console, final)
     earlier = {p.id: p for p in first.parts}
@@ -295,8 +295,8 @@ def compact(result: PuzzleResult, title: str, files: list[str] | None = None) ->
         return [*shown, not_started(result, files)]
     if result.problem:
         shown.append(Text(say(result.problem), style="bold red"))
-    if result.budget_spent and result.budget_spent != result.problem:
-        shown.append(Text(say(result.budget_spent), style="bold yellow"))
+    if (line := budget_line(result)) is not None:
+        shown.append(line)
     if result.diagnostics:
         diag = result.diagnostics[0]
         where = Table.grid(padding=(0, 1))

@@ -9,10 +9,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from ..core.i18n import Msg, t
-from ..core.results import (
-    DeviceResult,
-    Status,
-)
+from ..core.results import DeviceResult, PuzzleResult, Status
 
 STYLE = {
     Status.PASS: "bold green",
@@ -50,6 +47,13 @@ def fmt(value: float | None) -> str:
 
 def say(message: Msg | None) -> str:
     return message.text() if message else ""
+
+
+def budget_line(result: PuzzleResult) -> Text | None:
+    """The line saying the check's budget ran out, unless it is the problem already said."""
+    if result.budget_spent and result.budget_spent != result.problem:
+        return Text(say(result.budget_spent), style="bold yellow")
+    return None
 
 
 def reasons(dev: DeviceResult) -> str:
