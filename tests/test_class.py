@@ -469,3 +469,22 @@ def test_without_ray_a_class_run_says_how_to_install_it(tmp_path):
     assert done.returncode == exitcodes.TOOLCHAIN, done.stderr
     (doc,) = [json.loads(line) for line in done.stdout.splitlines()]
     assert doc["error"]["key"] == "class.no_ray" and "pip install -e '.[class]'" in doc["error"]["message"]
+
+
+def test_a_task_s_settings_hold_while_it_grades_only_those_a_task_may_carry(monkeypatch):
+    """A node's environment is the grader's while a task grades and its own again after,
+    even when grading raised; a name outside TASK_SETTINGS is never set."""
+    from workbook.grade import grading
+
+    monkeypatch.setenv("WORKBOOK_CHECK_BUDGET", "77")
+    monkeypatch.delenv("WORKBOOK_RUN_TIMEOUT", raising=False)
+    monkeypatch.setenv("WORKBOOK_GPU_SHARE", "2")
+    monkeypatch.delenv("WORKBOOK_NOT_A_TASK_SETTING", raising=False)
+    wanted = {"WORKBOOK_CHECK_BUDGET": "5", "WORKBOOK_RUN_TIMEOUT": "9", "WORKBOOK_GPU_SHARE": None,
+              "WORKBOOK_NOT_A_TASK_SETTING": "1"}
+    with pytest.raises(RuntimeError), grading._settings_of(wanted):
+        assert (os.environ["WORKBOOK_CHECK_BUDGET"], os.environ["WORKBOOK_RUN_TIMEOUT"]) == ("5", "9")
+        assert "WORKBOOK_GPU_SHARE" not in os.environ and "WORKBOOK_NOT_A_TASK_SETTING" not in os.environ
+        raise RuntimeError("a grade that failed")
+    assert os.environ["WORKBOOK_CHECK_BUDGET"] == "77" and os.environ["WORKBOOK_GPU_SHARE"] == "2"
+    assert "WORKBOOK_RUN_TIMEOUT" not in os.environ and "WORKBOOK_NOT_A_TASK_SETTING" not in os.environ

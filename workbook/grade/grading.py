@@ -228,13 +228,15 @@ def learner_files(submission: Path, pid: str, edit: tuple[str, ...] | list[str])
 
 
 @contextlib.contextmanager
-def _rooted(folder: Path) -> Iterator[None]:
-    """WORKBOOK_ROOT at the workspace while grading: paths in the report read puzzles/pNN/...
-    And the simulator's fence up (settings.sim_fence): a submission is hostile."""
-    saved = {name: os.environ.get(name) for name in ("WORKBOOK_ROOT", "WORKBOOK_SIM_FENCE")}
-    os.environ["WORKBOOK_ROOT"] = str(folder)
-    os.environ["WORKBOOK_SIM_FENCE"] = "1"
+def _environment(values: dict[str, str | None]) -> Iterator[None]:
+    """These variables set (None: unset) for the block, and each put back as it was after."""
+    saved = {name: os.environ.get(name) for name in values}
     try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = str(value)
         yield
     finally:
         for name, value in saved.items():
@@ -242,6 +244,12 @@ def _rooted(folder: Path) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def _rooted(folder: Path) -> contextlib.AbstractContextManager[None]:
+    """WORKBOOK_ROOT at the workspace while grading: paths in the report read puzzles/pNN/...
+    And the simulator's fence up (settings.sim_fence): a submission is hostile."""
+    return _environment({"WORKBOOK_ROOT": str(folder), "WORKBOOK_SIM_FENCE": "1"})
 
 
 def _failed(puzzle: manifest.Puzzle, why: Msg) -> PuzzleResult:
@@ -307,25 +315,10 @@ def task_settings() -> dict[str, str | None]:
     return {name: os.environ.get(name) for name in TASK_SETTINGS}
 
 
-@contextlib.contextmanager
-def _settings_of(wanted: dict[str, str | None]) -> Iterator[None]:
-    """The grader's settings in force while a task grades (a node's own are put back after)."""
-    saved = {name: os.environ.get(name) for name in wanted}
-    try:
-        for name, value in wanted.items():
-            if name not in TASK_SETTINGS:
-                continue
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = str(value)
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+def _settings_of(wanted: dict[str, str | None]) -> contextlib.AbstractContextManager[None]:
+    """The grader's settings in force while a task grades (a node's own are put back after);
+    only those a task may carry (TASK_SETTINGS)."""
+    return _environment({name: value for name, value in wanted.items() if name in TASK_SETTINGS})
 
 
 def _error(key: str, **values) -> dict:
