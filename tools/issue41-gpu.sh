@@ -8,7 +8,7 @@
 #   ncu-1 | ncu-2 | ncu-5   the course's kernels (chapters 1, 2 with p21, 5) and the pinned
 #                           patterns (p92, with ncu-1), simulator and ncu: OUT_DIR/ncu/<id>.json
 #   ncu-table               the table (OUT_DIR/ncu/ncu.md, .json), written into docs/ncu.md, the
-#                           learner's note (workbook/ncu_record.json) and p92's counts.toml from
+#                           learner's note (workbook/judging/ncu_record.json) and p92's counts.toml from
 #                           ncu; then the pinned-pattern test against them; copies of the three
 #                           files into OUT_DIR
 #   speed-tests             the GPU tests of the timing (pytest -m gpu tests/test_speed.py)
@@ -46,7 +46,7 @@ for group in "$@"; do
     ncu-5) run ncu-5 $py tools/ncu_table.py "$out/ncu" $chapter5 --jobs 4 ;;
     ncu-table)
       run ncu-table $py tools/ncu_table.py "$out/ncu" --table --docs docs/ncu.md --record --write-pins
-      cp docs/ncu.md workbook/ncu_record.json tests/data/simbook/puzzles/p92/counts.toml "$out/" 2>/dev/null
+      cp docs/ncu.md workbook/judging/ncu_record.json tests/data/simbook/puzzles/p92/counts.toml "$out/" 2>/dev/null
       run pinned-test $py -m pytest -q -p no:cacheprovider tests/test_traffic_patterns.py ;;
     speed-tests) run speed-tests $py -m pytest -q -p no:cacheprovider -m gpu tests/test_speed.py ;;
     stability-p21) run stability-p21 $py benchmarks/speed_stability.py "$out/stability.json" --only p21/solution ;;

@@ -85,7 +85,7 @@ VALUE_WORDS = {"int": "help.value.int", "integer": "help.value.int", "int range"
 def _value_of(param, ctx) -> str:
     """How an option's value is shown: the metavar the option names (cpu|gpu|sim), else a
     word for its type in the learner's language ("<int range>" and "<str>" are English)."""
-    if getattr(param, "metavar", None):  # a message key (cli.py's PART), or words of no language (cpu|gpu|sim)
+    if getattr(param, "metavar", None):  # a message key (cli/app.py's PART), or words of no language (cpu|gpu|sim)
         return t(param.metavar) if param.metavar.startswith("help.value.") else param.metavar
     shown = _typer_value(param, ctx)
     word = VALUE_WORDS.get(shown.strip("<>[]. ").lower())
