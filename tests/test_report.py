@@ -209,3 +209,22 @@ def test_the_budget_line_is_added_once_in_every_view_unless_it_is_the_problem(sa
 
     added = [a - b for a, b in zip(said(spent), said(None))]
     assert added == [0 if same else 1] * 3
+
+
+def test_square_brackets_in_what_the_compiler_or_a_run_printed_are_shown_as_they_are():
+    """Rich reads `[...]` as markup and drops it: a compiler's TileTensor[mut=True, dtype] or the
+    simulator's block.sum[block_size=32] must reach the learner whole, whatever the console."""
+    from workbook.view import terminal
+
+    said = "error: TileTensor[mut=True, dtype] is not block.sum[block_size=32] [bold]"
+    crashed = DeviceResult("sim", Status.CRASH, output=said)
+    results = [PuzzleResult("p27", "title", Status.COMPILE_ERROR, compiler_output=said),
+               PuzzleResult("p27", "title", Status.CRASH, parts=[PartResult("sum", Status.CRASH, {"sim": crashed},
+                                                                           1e-3, 1e-3)])]
+    for result in results:
+        for console in (Console(width=200, record=True), terminal.console(width=200, record=True)):
+            report.render_result(console, result, "A title")
+            assert said in console.export_text()
+    plain = terminal.console(width=200, record=True)
+    plain.print(said)  # a message's text printed as a string: no markup read either
+    assert said in plain.export_text()

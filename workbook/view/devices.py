@@ -199,7 +199,7 @@ def render_device(console: Console, part: PartResult, dev: DeviceResult, stage: 
         if dev.findings:
             render_findings(console, dev)
         if dev.output:
-            console.print(Panel(dev.output[-3000:], title=t("status." + dev.status.value), border_style="red"))
+            console.print(Panel(Text(dev.output[-3000:]), title=t("status." + dev.status.value), border_style="red"))
         return
     if dev.cases:
         console.print(indented(t("report.tolerance", atol=f"{part.atol:g}", rtol=f"{part.rtol:g}"), style="dim"))

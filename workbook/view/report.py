@@ -162,7 +162,7 @@ def render_diagnostics(console: Console, result: PuzzleResult) -> None:
         for note in diag.notes:
             console.print(indented(Text(t("report.note") + ": " + note, style="dim"), 2))
     if result.compiler_output:
-        console.print(Panel(result.compiler_output, title=t("report.compiler_output"), border_style="red"))
+        console.print(Panel(Text(result.compiler_output), title=t("report.compiler_output"), border_style="red"))
 
 
 def source_excerpt(diag) -> Table:

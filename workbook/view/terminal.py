@@ -55,8 +55,9 @@ class _Hook(RenderHook):
 
 
 def console(**options) -> Console:
-    """A Rich console whose output carries no control sequence from its content."""
-    found = Console(highlight=False, **options)
+    """A Rich console whose output carries no control sequence from its content, and reads no
+    markup in it: `[...]` in a compiler message (TileTensor[mut=True, ...]) or in a path is text."""
+    found = Console(highlight=False, markup=False, **options)
     found.push_render_hook(_Hook())
     return found
 

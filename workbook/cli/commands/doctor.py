@@ -119,9 +119,9 @@ def main(ctx: Context) -> int:
         table.add_row(*row)
     ctx.out.print(table)
     if problems:
-        ctx.out.print(f"[bold red]{t('doctor.problems')}[/]")
+        ctx.out.print(t("doctor.problems"), style="bold red")
         for problem in problems:
             ctx.out.print(f"  ✘ {problem}")
         return exitcodes.TOOLCHAIN
-    ctx.out.print(f"[bold green]{t('doctor.all_good')}[/]")
+    ctx.out.print(t("doctor.all_good"), style="bold green")
     return exitcodes.OK
