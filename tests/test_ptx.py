@@ -10,7 +10,7 @@ import pytest
 
 from workbook.compile import ptx
 from workbook.core import toolchain
-from workbook.core.results import DeviceResult, Status
+from workbook.core.results import Access, DeviceResult, KernelPtx, Status
 from workbook.course import catalog, manifest
 from workbook.view import devices
 
@@ -110,15 +110,38 @@ def test_a_ptx_rule_is_read_from_the_manifest(root):
     part = catalog.load("p35").part("aligned")
     [rule] = part.ptx
     assert (rule.kernel, rule.loads, rule.stores) == ("combine_aligned", "v4", "v4")
+    assert (rule.min_loads, rule.min_stores) == (2, 1)
     assert rule.why["en"] and rule.why["ko"]
+
+
+def _facts(loads: dict[str, int]) -> KernelPtx:
+    access = Access()
+    for width, n in loads.items():
+        for _ in range(n):
+            access.add(1 if width == "scalar" else int(width[1:]), 32)
+    return KernelPtx("k", "e", 1, access, Access())
+
+
+def test_a_rule_with_a_count_wants_that_many_vector_accesses():
+    """p35's part 3 loads a and b: one v4 load (a's claim alone) with b's split into
+    scalars met "v4 among the loads" and passed (tests/wrong/p35/one_load_without_claim)."""
+    one, two = _facts({"v4": 1, "scalar": 6}), _facts({"v4": 2, "scalar": 2})
+    assert ptx.meets(one, "loads", "v4") and not ptx.meets(one, "loads", "v4", 2)
+    assert ptx.meets(two, "loads", "v4", 2) and not ptx.meets(two, "loads", "v4", 3)
+    # v2 counts what moves 2 values or more; scalar ignores a count.
+    assert ptx.meets(_facts({"v2": 1, "v4": 1}), "loads", "v2", 2)
+    assert not ptx.meets(_facts({"v2": 1, "v4": 1}), "loads", "v4", 2)
 
 
 @pytest.mark.parametrize("edit,message", [
     (('kernel = "combine_aligned"\nloads', 'kernel = "combine_vector"\nloads'), "is not one this part launches"),
     (('loads = "v4"', 'loads = "128"'), "loads must be one of"),
-    (('loads = "v4"\nstores = "v4"\n', ''), "say what the PTX must show"),
+    (('loads = "v4"\nmin_loads = 2\nstores = "v4"\n', ''), "say what the PTX must show"),
     (('why.ko = "여기서는', 'why.kr = "여기서는'), "why.en = .* and why.ko"),
     (('loads = "v4"', 'loads = "v4"\nwidth = 4'), "unknown keys"),
+    (('min_loads = 2', 'min_loads = 0'), "min_loads must be a whole number"),
+    (('min_loads = 2', 'min_loads = "2"'), "min_loads must be a whole number"),
+    (('loads = "v4"\nmin_loads = 2', 'min_loads = 2'), "min_loads counts vector loads"),
 ])
 def test_ptx_rule_mistakes_name_the_key(root, edit, message):
     path = root / "puzzles/p35/puzzle.toml"

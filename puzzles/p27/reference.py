@@ -16,7 +16,12 @@ checked). `count` is a float32 holding a whole number.
 
 The cases aim at the usual block-level bugs: a thread left out of the
 reduction (the last element carries the answer), values exactly on a bin
-edge, an empty bin and a full bin, and a mean that is not 1.
+edge, an empty bin and a full bin, and a mean that is not 1. Part sum's
+'finer than 16 bits' case makes every product 1.1, off the float16 and
+bfloat16 grids in the same direction each time: a product or a sum kept in
+16 bits fails it on every seed (random normal values alone let a float16
+product through on about one seed in 800); part broadcast's has the mean
+1.1, off those grids too (a float16 mean: about once in 20000 seeds).
 
 The special points (the manifest's [[parts.special]], found in a case's
 inputs by `hits`), each with a case named for it: part sum, every product
@@ -80,6 +85,11 @@ def _sum_cases(rng: np.random.Generator) -> list[dict]:
         case(("large positive", "큰 양수"), rng.uniform(100.0, 1000.0, size=SIZE), rng.uniform(1.0, 10.0, size=SIZE)),
         case(("cancels to 0", "합이 0으로 상쇄됨"), np.concatenate([halves, halves]),
              np.concatenate([np.ones(SIZE // 2), -np.ones(SIZE // 2)]), "sum_cancels_to_zero"),
+        # Every product is 1.1, which float16 rounds 3.9e-4 down and bfloat16 1.6e-3 up: the
+        # same error 128 times, 30 times the tolerance whatever the seed ('random normal'
+        # lets a 16-bit product through on about one seed in 800).
+        case(("finer than 16 bits: 1.1 times 1", "16비트보다 정밀한 값: 1.1 곱하기 1"), np.full(SIZE, 1.1),
+             np.ones(SIZE)),
     ]
 
 
@@ -128,6 +138,10 @@ def _broadcast_cases(rng: np.random.Generator) -> list[dict]:
         case(("wide range (log-normal)", "넓은 범위 (로그 정규분포)"), rng.lognormal(0.0, 2.0, size=SIZE), "wide_range"),
         case(("one outlier at the end", "맨 끝에 이상값 하나"), outlier, "last_value_moves_mean"),
         case(("large values", "큰 값"), rng.uniform(1e4, 1e5, size=SIZE)),
+        # 0.75, 0.85, ..., 1.45 repeating: the mean 1.1 is off the float16 grid by 3.9e-4 of
+        # itself, 39 times rtol, on every seed (the other unseeded means, 4.5 and 8.8046875,
+        # are on it, and the seeded ones let a float16 mean through about once in 20000 seeds).
+        case(("finer than 16 bits: mean 1.1", "16비트보다 정밀한 값: 평균 1.1"), 0.75 + 0.1 * (np.arange(SIZE) % 8)),
     ]
 
 

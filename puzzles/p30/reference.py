@@ -17,7 +17,10 @@ the answer:
   edge;
 - the rows: several in most cases and rows != cols, so r and c swapped reads
   the wrong element or leaves outputs NaN; part b's warps only fill 32 lanes
-  with 32 rows or more ('70 x 300');
+  with 32 rows or more ('70 x 300'), and only more rows than a block has
+  threads ('130 x 9') give part b a second block down a column: a part b that
+  takes its row from the thread alone leaves rows 128 and 129 unwritten
+  (tests/wrong/p30/columns_ignore_block);
 - more blocks than a block has threads: '70 x 300' (3 x 70 = 210 blocks in
   parts a, c and fast; 300 in part b), beyond TPB and RADIUS;
 - part fast only: '1 x 66000, columns past 16 bits', a row whose columns go past
@@ -85,6 +88,9 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
               special=points("more_blocks_than_threads")),
         _case(rng, "33 x 181, non-square", "33 x 181, 정사각형이 아님", 33, 181),
         _case(rng, f"random {rows} x {cols}", f"무작위 {rows} x {cols}", rows, cols, seeded=True),
+        # Last, so that the cases before it keep their values: part b's only case with two
+        # blocks down a column (every other case has at most 70 rows).
+        _case(rng, "130 x 9, more rows than a block", "130 x 9, 블록보다 많은 행", 130, 9),
     ]
     if part == "fast":
         found.append(_case(rng, f"1 x {PAST_16_BITS}, columns past 16 bits", f"1 x {PAST_16_BITS}, 16비트를 넘는 열",

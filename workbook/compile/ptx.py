@@ -111,13 +111,15 @@ def base_name(kernel: str) -> str:
     return kernel.partition("[")[0].strip()
 
 
-def meets(facts: KernelPtx, what: str, rule: str) -> bool:
-    """Whether `what` ("loads" or "stores") of a kernel meet a rule ("v4": its widest
-    global access moves 4 values at once; "v2": at least 2; "scalar": none moves more than one)."""
+def meets(facts: KernelPtx, what: str, rule: str, least: int = 1) -> bool:
+    """Whether `what` ("loads" or "stores") of a kernel meet a rule ("v4": at least `least`
+    of its global accesses move 4 values at once; "v2": at least 2 values; "scalar": none
+    moves more than one)."""
     access = facts.loads if what == "loads" else facts.stores
     if rule == "scalar":  # one value an instruction: no vector's alignment promised
         return access.widest_lanes() <= 1
-    return access.widest_lanes() >= RULES[rule]
+    wide = sum(n for k, n in access.counts.items() if k != "scalar" and int(k[1:]) >= RULES[rule])
+    return wide >= least
 
 
 # Per source line: the memory instructions of one entry (tools/ncu_explain.py, docs/ncu.md's differences).

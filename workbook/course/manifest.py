@@ -160,12 +160,17 @@ class PtxRule:
     must include vector accesses of that width ("v4": 4 values in one instruction), or,
     with "scalar", none wider than one value (where the addresses cannot hold a vector's
     alignment: the GPU build's default claims it, the CPU build's does not).
-    `why` says it in the learner's words when the PTX has something else."""
+    `min_loads` (`min_stores`): how many accesses of that width at least, where the text
+    asks for more than one (p35's two loads: one vector access alone would let the other
+    stay split into scalars). `why` says it in the learner's words when the PTX has
+    something else."""
 
     kernel: str
     loads: str
     stores: str
     why: dict[str, str]
+    min_loads: int = 1
+    min_stores: int = 1
 
 
 # What [[parts.method]] may state (workbook/judging/methods.py checks them), and the warp

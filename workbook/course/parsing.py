@@ -257,14 +257,23 @@ def _launched_kernel(raw: dict, where: str, launches: tuple[Launch, ...], keys: 
 
 
 def _ptx_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> PtxRule:
-    kernel = _launched_kernel(raw, where, launches, ("kernel", "loads", "stores", "why"))
+    kernel = _launched_kernel(raw, where, launches, ("kernel", "loads", "stores", "min_loads", "min_stores", "why"))
     rules = {k: raw.get(k, "") for k in ("loads", "stores")}
     for key, value in rules.items():
         if value and value not in PTX_RULES:
             raise ManifestError(f"{where}.{key} must be one of {PTX_RULES}, not {value!r}")
     if not any(rules.values()):
         raise ManifestError(f"{where}: say what the PTX must show: loads = \"v4\" and/or stores = \"v4\"")
-    return PtxRule(kernel, rules["loads"], rules["stores"], _why(raw, where, both=True))
+    least = {}
+    for key in ("loads", "stores"):
+        count = raw.get(f"min_{key}", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise ManifestError(f"{where}.min_{key} must be a whole number of 1 or more, not {count!r}")
+        if count > 1 and rules[key] in ("", "scalar"):
+            raise ManifestError(f"{where}.min_{key} counts vector {key}: it needs {key} = \"v4\" or \"v2\"")
+        least[key] = count
+    return PtxRule(kernel, rules["loads"], rules["stores"], _why(raw, where, both=True), least["loads"],
+                   least["stores"])
 
 
 def _occupancy_rule(raw: dict, where: str, launches: tuple[Launch, ...]) -> OccupancyRule:

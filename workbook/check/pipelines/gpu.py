@@ -220,8 +220,10 @@ def ptx_check(check: Check, parts: list[Part], binary: Path) -> None:
             facts = found.get(rule.kernel)
             if facts is None:
                 continue
-            missed = [msg(f"ptx.want_{what}", rule=getattr(rule, what)) for what in ("loads", "stores")
-                      if getattr(rule, what) and not ptx.meets(facts, what, getattr(rule, what))]
+            least = {"loads": rule.min_loads, "stores": rule.min_stores}
+            missed = [msg(f"ptx.want_{what}" if least[what] == 1 else f"ptx.want_{what}_n", rule=getattr(rule, what),
+                          count=least[what]) for what in ("loads", "stores")
+                      if getattr(rule, what) and not ptx.meets(facts, what, getattr(rule, what), least[what])]
             if missed:
                 dev.status = Status.FAIL
                 dev.explain("reason.ptx_rule", kernel=rule.kernel, wanted=missed, loads=facts.loads.summary(),
