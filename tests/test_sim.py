@@ -935,3 +935,20 @@ def test_a_read_modify_write_of_memory_nothing_wrote_is_not_seen(book):
     change = ("        shared[t] = a[i]\n", "        shared[t] = shared[t] + a[i]\n")
     sim = run(book, "neighbours", change)
     assert "uninitialized_read" not in kinds(sim)
+
+
+def test_a_run_the_simulator_stopped_is_headed_by_what_it_said():
+    """Exit 70 is every misuse the simulator stops a run for: the headline is the line it
+    printed (block.sum's block_size, a grid not of whole clusters), not the one misuse of a
+    CPU function using thread_idx, which keeps its translated words."""
+    from workbook.child import protocol
+    from workbook.run import kernelrun
+
+    said = "block.sum[block_size=32] in a block of 128 threads: block_size must be the number of threads in the block"
+    log = f"case 1\nworkbook-sim: {said}\n"
+    stopped = kernelrun._death(protocol.SIM_MISUSE, log)
+    assert stopped.key == "run.sim_stopped" and said in stopped.text("en") and said in stopped.text("ko")
+    outside = "workbook-sim: thread_idx, block_idx, barrier() or shared memory was used outside a GPU kernel launch"
+    assert kernelrun._death(protocol.SIM_MISUSE, outside).key == "run.sim_misuse"
+    assert kernelrun._death(protocol.SIM_MISUSE, "nothing said").key == "run.sim_misuse"
+    assert kernelrun._death(-9, log).key == "run.died_signal"

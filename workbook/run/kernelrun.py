@@ -468,8 +468,18 @@ def _where(info: dict) -> list[list[int]]:
     return [[info["pc"], info.get("caller", 0)], [info.get("last", 0), info.get("caller", 0)]]
 
 
+# The line the simulator prints before it stops a run it cannot go on with (wbsim's die and
+# wbsim_misuse: block.sum[block_size=32] in a block of 128 threads, a grid not made of whole
+# clusters, ...), and the one misuse the workbook says in the learner's language.
+SIM_SAID = "workbook-sim: "
+OUTSIDE_KERNEL = "outside a GPU kernel launch"
+
+
 def _death(code: int | None, log: str) -> Msg:
     if code == protocol.SIM_MISUSE:
+        said = [line[len(SIM_SAID):].strip() for line in log.splitlines() if line.startswith(SIM_SAID)]
+        if said and OUTSIDE_KERNEL not in said[-1]:
+            return msg("run.sim_stopped", said=said[-1][:400])
         return msg("run.sim_misuse")
     if code is not None and code < 0:
         return msg("run.died_signal", signal=SIGNALS.get(-code, str(-code)))
