@@ -27,17 +27,22 @@ Which input makes each term decide the answer:
   (blocks of 128 threads);
 - float32 inputs, tf32 inside: 'float32 range' holds values of a near 2^17,
   past float16's largest (65504), with 11 significant bits (float16 keeps 11,
-  bfloat16 8, tf32 11), and sums near 2^24: a kernel that keeps a, b or the
-  sums in 16 bits fails there;
+  bfloat16 8, tf32 11), and sums near 2^24: a kernel that keeps a or the
+  sums in 16 bits fails there; 'b in float32 range' is the same for b (its
+  values near 2^17, a's the multiples of 1/4 that b holds elsewhere). Every
+  other case's b has at most 5 significant bits below 4, which float16 and
+  bfloat16 hold: before it, a kernel that rounded b's fragments through
+  bfloat16 passed every case (the red team's b_fragments_in_bfloat16);
 - what tf32 drops: 'unrounded float32' holds values with all 24 bits, which
   the tensor core reads with 11 (see the tolerance); 'tf32 drops the most'
   holds positive values between 7/8 and 1 whose 13 low bits are all set, so
   every operand loses almost 2^-11 and every product loses in the same
   direction: each element comes out about 0.022 below the exact answer on a
   tensor core that truncates (half that where it rounds), on every seed. It
-  shows the tolerance holds where the rounding shows most; a kernel that keeps
-  fewer bits than tf32 (16-bit operands) is far outside it there, without the
-  large magnitudes of 'float32 range';
+  shows the tolerance holds where the rounding shows most; operands truncated
+  to 16 bits are far outside it there, but operands a cast rounds to 16 bits
+  lose in both directions and stay inside it (a or b in bfloat16: up to 0.04
+  over 200 seeds): 'float32 range' and 'b in float32 range' catch those;
 - past 16 bits: part `fragments`' '264 x 8 x 264, past 16 bits' (and part
   `tensor_core`'s '144 blocks') have more output elements than a 16-bit index
   counts: a flat index kept in 16 bits writes over the first elements;
@@ -52,7 +57,8 @@ between 1 and 2 in size (11 significant bits: exact in tf32), b multiples of
 every sum of k <= 90 of them below 720: at most 22 significant bits, exact in
 float32 in any order and with any alignment of the adder's terms. In
 'float32 range', a is the same times 2^17: products multiples of 2^5 below
-2^20, sums of 24 below 2^25, at most 20 significant bits: exact too.
+2^20, sums of 24 below 2^25, at most 20 significant bits: exact too; in 'b in
+float32 range' a and b swap their kinds of value, with the same products.
 """
 
 import numpy as np
@@ -134,6 +140,9 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
     found.append(_case("tf32 drops the most, 16 x 24 x 8", "tf32가 가장 많이 버림, 16 x 24 x 8", 16, 24, 8,
                        _tf32_worst(rng, (16, 24)), _tf32_worst(rng, (24, 8)), special=("tf32_rounding_shows",)))
     found.append(_plain(rng, f"random {m} x {k} x {n}", f"무작위 {m} x {k} x {n}", m, k, n, seeded=True))
+    # Last, so that the cases above keep their values on every seed.
+    found.append(_case("b in float32 range, 24 x 24 x 16", "float32 범위의 b, 24 x 24 x 16", 24, 24, 16,
+                       _b(rng, (24, 24)), _a(rng, (24, 16), 2.0 ** 17), special=("beyond_float16",)))
     return found
 
 
@@ -158,7 +167,7 @@ def hits(case: dict, part: str) -> set[str]:
         found.add("more_blocks_than_threads")
     if m * n > 2**16:
         found.add("index_past_16_bits")
-    if np.abs(a).max() > 65504:
+    if max(np.abs(a).max(), np.abs(b).max()) > 65504:
         found.add("beyond_float16")
     exact = a.astype(np.float64) @ b.astype(np.float64)
     if np.abs(exact - _tf32(a) @ _tf32(b)).min() > TF32_SHOWS:
