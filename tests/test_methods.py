@@ -162,6 +162,19 @@ def test_no_butterfly_at_all_says_what_the_kernel_did_instead():
     assert "대신 warp.shuffle_idx(warp.broadcast)만 했습니다(103, 104번 줄)" in said["ko"]
 
 
+def test_block_sum_where_the_text_asks_for_a_fold_counts_the_gpus_shuffles():
+    """The simulator's block.sum exchanges values plainly; it counts the xor shuffles the GPU's
+    makes, so p15's rule sees it (the red team's block_sum_instead_of_fold passed before)."""
+    sim = _run("p15", "block_sum_instead_of_fold")
+    assert all(c.passed for c in sim.cases) and sim.status == Status.FAIL
+    assert all(a.methods.get("shuffle_xor") for a in sim.access if a.kernel == "axis_sum")
+    finding = _method(sim)
+    assert finding.kernel == "axis_sum" and finding.line == 67 and "block.sum" in finding.source
+    said = _said(finding)
+    assert "not with block.sum or warp.sum" in said["en"] and "(line 67)" in said["en"], said["en"]
+    assert "block.sum" in said["ko"] and "67번 줄" in said["ko"], said["ko"]
+
+
 def test_scalar_accesses_where_the_text_asks_for_simd_width():
     sim = _run("p23", "simd_width_one")
     finding = _method(sim)

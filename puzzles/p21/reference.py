@@ -18,15 +18,21 @@ op/embedding.mojo). Which input makes each step of a kernel decide the answer:
   output or reads past the indices (the simulator stops there);
 - more blocks than a block has threads: '4 x 40 positions, dim 130' (20800
   values: 163 blocks of 128 in part coalesced, 10 x 17 in part 2d);
-- past a 16-bit index (part coalesced): '2 x 300 positions, dim 120' has
-  72000 values, so a thread number kept in 16 bits wraps around, and the
-  values past 65536 stay NaN (tests/wrong/p21/index_in_16_bits);
+- past a 16-bit index: '2 x 300 positions, dim 120' has 72000 values, so a
+  thread number (part coalesced) or a value's place (part 2d) kept in 16 bits
+  wraps around, and the values past 65536 stay NaN
+  (tests/wrong/p21/index_in_16_bits, place_in_16_bits_2d); part 2d got the
+  case last, after the red team's place_in_16_bits_2d passed without it;
+- a token number past 16 bits: 'tokens past 16 bits, vocab 70000' reads rows
+  32768, 40000, 65535, 65536 and 69999 (and 0), so a token kept in Int16
+  turns negative and one kept in UInt16 wraps to another row
+  (tests/wrong/p21/token_in_16_bits passed every case before it);
 - a size drawn from the seed among a few ("random seq n").
 The special points (the manifest's [[parts.special]], found in a case's
 inputs by `hits`) are those above: row 0, the last row, a repeated token,
 batch, seq, vocab and dim all different, the partial blocks, exactly one
-block, more blocks than a block has threads and (part coalesced) more values
-than a 16-bit index counts; each has a case named for it.
+block, more blocks than a block has threads, more values than a 16-bit index
+counts and a token past 16 bits; each has a case named for it.
 The parts' access budgets hold each thread to one value: one read of
 indices, one of weights, one write.
 
@@ -42,6 +48,8 @@ SEEDED_SEQ = (12, 25, 47, 64)
 TPB = 128
 BLOCK_X, BLOCK_Y = 16, 8
 PAST_16_BITS = 2**16  # values: more than a 16-bit index counts
+# Token numbers where 16 bits break: Int16 turns negative from 32768, UInt16 wraps at 65536.
+TOKENS_PAST_16_BITS = (40000, 0, 65536, 32768, 69999, 65535)
 
 # name, Korean, batch, seq, vocab, dim, the special points it is there for (by part)
 _SHAPES = [
@@ -61,6 +69,8 @@ def _case(name: str, korean: str, rng: np.random.Generator, batch: int, seq: int
     positions = batch * seq
     if name.startswith("one position"):
         tokens = np.array([vocab - 1])
+    elif name.startswith("tokens past 16 bits"):
+        tokens = np.array(TOKENS_PAST_16_BITS)
     elif positions <= vocab:
         tokens = rng.permutation(vocab)[:positions]
         tokens[rng.integers(positions)] = vocab - 1  # the last row, once at least
@@ -83,6 +93,13 @@ def cases(rng: np.random.Generator, part: str) -> list[dict]:
         found.append(_case("2 x 300 positions, dim 120, past a 16-bit index", "위치 2 x 300개, dim 120, 16비트 인덱스를 넘음",
                            rng, 2, 300, 1000, 120, special=("past_16_bits",)))
     found.append(_case(f"random seq {n}", f"무작위 seq {n}", rng, 3, n, 300, 50, seeded=True))
+    # Appended last, so that the cases above keep their values: part 2d's 72000 values, and
+    # token numbers past 16 bits (both parts), found missing by the red team.
+    if part == "2d":
+        found.append(_case("2 x 300 positions, dim 120, past a 16-bit index", "위치 2 x 300개, dim 120, 16비트 인덱스를 넘음",
+                           rng, 2, 300, 1000, 120, special=("past_16_bits",)))
+    found.append(_case("tokens past 16 bits, vocab 70000", "16비트를 넘는 토큰, vocab 70000",
+                       rng, 2, 3, 70000, 5, special=("token_past_16_bits",)))
     return found
 
 
@@ -100,6 +117,10 @@ def hits(case: dict, part: str) -> set[str]:
         found.add("repeated_tokens")
     if batch > 1 and len({batch, seq, vocab, dim}) == 4:
         found.add("sizes_all_differ")
+    if values > PAST_16_BITS:
+        found.add("past_16_bits")
+    if tokens.size and tokens.max() >= 2**16 and tokens.max() < vocab:
+        found.add("token_past_16_bits")
     if part == "coalesced":
         if values > TPB and values % TPB:
             found.add("partial_block")
@@ -107,8 +128,6 @@ def hits(case: dict, part: str) -> set[str]:
             found.add("exactly_one_block")
         if -(-values // TPB) > TPB:
             found.add("more_blocks_than_threads")
-        if values > PAST_16_BITS:
-            found.add("past_16_bits")
     else:
         blocks = (-(-(batch * seq) // BLOCK_X), -(-dim // BLOCK_Y))
         if blocks[0] > 1 and batch * seq % BLOCK_X:

@@ -53,6 +53,15 @@ i64 wbsim_slot(i64 k, i64 slot_bytes) {
 }
 i64 wbsim_address(void *f) { return (i64)(uintptr_t)f; }
 
+/* block.sum, block.max and block.min: on a GPU each is two rounds of warp reductions,
+ * xor shuffles (max 26.7's PTX for sm_90: shfl.sync.bfly), around an exchange in shared
+ * memory. The simulator exchanges the values plainly (wbsim.mojo's _reduce); this counts
+ * the shuffles the GPU makes, once per thread, so that a method rule sees what the PTX
+ * shows (p15 folds in shared memory: block.sum passed its budget with the right sums). */
+void wbsim_block_reduce(const char *file, i64 file_len, i64 line, i64 col) {
+    method_count(M_SHUFFLE_XOR, source_site(file, file_len, line, col));
+}
+
 /* A warp operation (a shuffle, a vote, and the reductions and scans made of them):
  * this lane has put its value at wbsim_warp_in(), and waits until every lane of its
  * warp still in the kernel has put theirs. `op` tells the operations apart, and the
