@@ -273,7 +273,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--docs", type=Path, help="put the table into this Markdown file, between its markers "
                         f"({BEGIN} ... {END})")
     parser.add_argument("--record", action="store_true",
-                        help="write the course's summary into workbook/judging/ncu_record.json (the traffic tables' note)")
+                        help="write the course's summary into workbook/judging/ncu_record.json "
+                             "(the traffic tables' note)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     tool = None if args.sim_only else ncu.locate()
