@@ -296,13 +296,16 @@ def test_escape_sequences_in_titles_texts_and_hints_never_reach_the_terminal(roo
 def test_a_real_terminal_gets_colour_but_no_sequence_from_content():
     import io
 
+    from rich.text import Text
+
     from workbook.view import terminal
 
     buffer = io.StringIO()
     console = terminal.console(file=buffer, force_terminal=True, width=80)
-    console.print(f"[bold]{HOSTILE_TEXT}[/] fine")
+    console.print(Text(HOSTILE_TEXT, style="bold"), "[bold]fine[/]")
     shown = buffer.getvalue()
     assert "\x1b[1m" in shown  # Rich's own styling
+    assert "[bold]fine[/]" in shown  # and no markup read in content: brackets are text
     assert "\x1b]" not in shown and "\x1b[2J" not in shown and "\x9b" not in shown and "␛" in shown
 
 
